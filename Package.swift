@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// MainLoop: an iOS-style main run loop for Linux services, built on libevent.
+//
+// Module graph (each arrow is "depends on"):
+//   CLibevent            system library over Debian's libevent-dev
+//   MainLoop          -> CLibevent            serial run loop, no lifecycle knowledge
+//   MainLoopJSON                              small JSON value, parser and printer
+//   AppLifecycle      -> MainLoop             pure state machine + controller
+//   SystemNotifications -> AppLifecycle, MainLoopJSON   kinds, rules, held queue, center
+//   ScenarioReplay    -> SystemNotifications  SPEC §6/§7 replay on the deterministic loop
+//   mainloop (CLI)    -> ScenarioReplay, ArgumentParser
+let package = Package(
+    name: "MainLoop",
+    products: [
+        .library(name: "MainLoop", targets: ["MainLoop"]),
+        .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
+        .library(name: "SystemNotifications", targets: ["SystemNotifications"]),
+        .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
+        .executable(name: "mainloop", targets: ["mainloop"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        .target(name: "MainLoop", dependencies: ["CLibevent"]),
+        .target(name: "MainLoopJSON"),
+        .target(name: "AppLifecycle", dependencies: ["MainLoop"]),
+        .target(name: "SystemNotifications", dependencies: ["AppLifecycle", "MainLoopJSON"]),
+        .target(name: "ScenarioReplay", dependencies: ["SystemNotifications", "MainLoopJSON"]),
+        .executableTarget(
+            name: "mainloop",
+            dependencies: [
+                "ScenarioReplay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
+        .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
+        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle"]),
+        .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications"]),
+        .testTarget(
+            name: "ScenarioReplayTests",
+            dependencies: ["ScenarioReplay"],
+            resources: [.copy("Conformance")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,99 @@
+#ifndef CLIBEVENT_SHIM_H
+#define CLIBEVENT_SHIM_H
+
+// The parts of libevent 2.1 (Debian's libevent-dev) that MainLoop uses.
+//
+// libevent spells several of its entry points as function-like macros
+// (evtimer_new, evsignal_new, ...) and types its flags as int while
+// event_new takes a short. Swift's importer drops function-like macros and
+// keeps the int/short mismatch, so each wrapper below exists only to give
+// Swift a real, correctly typed function. They add no behaviour.
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <sys/eventfd.h>
+#include <signal.h>
+#include <unistd.h>
+
+/// `evtimer_new` is a macro: a timer is an event with no fd and no flags.
+static inline struct event *CLibevent_evtimer_new(struct event_base *base,
+                                                  event_callback_fn callback,
+                                                  void *context) {
+    return event_new(base, -1, 0, callback, context);
+}
+
+/// `evsignal_new` is a macro; signals are always persistent here, which is
+/// what a long-running service wants (one registration, every delivery).
+static inline struct event *CLibevent_evsignal_new(struct event_base *base,
+                                                   int signal_number,
+                                                   event_callback_fn callback,
+                                                   void *context) {
+    return event_new(base, signal_number, EV_SIGNAL | EV_PERSIST, callback, context);
+}
+
+/// A user-triggered event (no fd): activated with event_active. Used for the
+/// drain events of the loop's work queues.
+static inline struct event *CLibevent_user_event_new(struct event_base *base,
+                                                     event_callback_fn callback,
+                                                     void *context) {
+    return event_new(base, -1, 0, callback, context);
+}
+
+/// EV_READ/EV_WRITE/EV_PERSIST are ints in the header but event_new takes a
+/// short; this wrapper takes the Swift-friendly readiness bits and adds
+/// EV_PERSIST so an fd source stays registered until removed.
+static inline struct event *CLibevent_fd_event_new(struct event_base *base,
+                                                   int fd, int want_read,
+                                                   int want_write,
+                                                   event_callback_fn callback,
+                                                   void *context) {
+    short what = EV_PERSIST;
+    if (want_read) what |= EV_READ;
+    if (want_write) what |= EV_WRITE;
+    return event_new(base, fd, what, callback, context);
+}
+
+/// Readiness bits as plain ints, for the callback side.
+static inline int CLibevent_is_readable(short what) { return (what & EV_READ) != 0; }
+static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) != 0; }
+
+/// A base that uses the precise (CLOCK_MONOTONIC, not coarse) timer, so
+/// timers are not rounded to the coarse clock's tick; with `npriorities`
+/// priority queues, initialised before any event is added as libevent needs.
+static inline struct event_base *CLibevent_base_new_precise(int npriorities) {
+    struct event_config *config = event_config_new();
+    if (config == NULL) return NULL;
+    event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
+    struct event_base *base = event_base_new_with_config(config);
+    event_config_free(config);
+    if (base == NULL) return NULL;
+    if (event_base_priority_init(base, npriorities) != 0) {
+        event_base_free(base);
+        return NULL;
+    }
+    return base;
+}
+
+/// Arms a one-shot timer event `nanoseconds` from now, rounded UP to the next
+/// microsecond (libevent's resolution) so rounding can never make it early.
+static inline int CLibevent_timer_add_ns(struct event *ev, long long nanoseconds) {
+    if (nanoseconds < 0) nanoseconds = 0;
+    long long micros = (nanoseconds + 999) / 1000;
+    struct timeval tv;
+    tv.tv_sec = (time_t)(micros / 1000000);
+    tv.tv_usec = (suseconds_t)(micros % 1000000);
+    return event_add(ev, &tv);
+}
+
+/// event_add with no timeout (fd, signal and persistent events).
+static inline int CLibevent_add(struct event *ev) { return event_add(ev, NULL); }
+
+/// Loop flags are macros; name them as functions for Swift.
+static inline int CLibevent_loop_once(struct event_base *base) { return event_base_loop(base, EVLOOP_ONCE); }
+static inline int CLibevent_loop_nonblock(struct event_base *base) { return event_base_loop(base, EVLOOP_NONBLOCK); }
+static inline int CLibevent_loop_forever(struct event_base *base) { return event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); }
+
+/// eventfd flags are macros too.
+static inline int CLibevent_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+#endif

@@ -1,0 +1,75 @@
+import CLibevent
+import Glibc
+
+/// The state that the loop and everything registered on it share.
+///
+/// Channels and sources keep a strong reference to the core rather than to
+/// the loop, so the loop can own them (to free them at shutdown) without a
+/// reference cycle. Every mutable field is touched on the loop thread only.
+final class LoopCore: @unchecked Sendable {
+    /// The thread the loop belongs to (the thread that created it). Immutable.
+    let owner: pthread_t
+
+    /// The libevent base; nil once the loop is shut down. Loop thread only.
+    var base: OpaquePointer?
+
+    /// How many drain events are activated and not yet run, per priority.
+    /// A drain stops between items when a higher priority has one pending.
+    /// Loop thread only.
+    private var activeDrains: (Int, Int, Int) = (0, 0, 0)
+
+    /// Bumped for every callback, item or timer the loop runs; `runUntilIdle`
+    /// stops after a pass that did not move it. Loop thread only.
+    var workCounter: UInt64 = 0
+
+    init(base: OpaquePointer) {
+        self.owner = pthread_self()
+        self.base = base
+    }
+
+    /// True on the loop's own thread.
+    @inline(__always)
+    var isLoopThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
+
+    var isShutDown: Bool { base == nil }
+
+    @inline(__always)
+    func drainActivated(_ priority: LoopPriority) {
+        switch priority {
+        case .system: activeDrains.0 += 1
+        case .input: activeDrains.1 += 1
+        case .app: activeDrains.2 += 1
+        }
+    }
+
+    @inline(__always)
+    func drainStarted(_ priority: LoopPriority) {
+        switch priority {
+        case .system: activeDrains.0 -= 1
+        case .input: activeDrains.1 -= 1
+        case .app: activeDrains.2 -= 1
+        }
+    }
+
+    /// Whether ready work of a strictly higher priority is waiting.
+    @inline(__always)
+    func hasPendingWork(above priority: LoopPriority) -> Bool {
+        switch priority {
+        case .system: return false
+        case .input: return activeDrains.0 > 0
+        case .app: return activeDrains.0 > 0 || activeDrains.1 > 0
+        }
+    }
+}
+
+/// Something registered on a loop that owns libevent objects, freed when it
+/// is removed or when the loop shuts down.
+protocol LoopRegistered: AnyObject {
+    /// Frees the libevent objects and file descriptors it owns. Idempotent.
+    func releaseLoopResources()
+}
+
+/// Converts a libevent/POSIX failure into the loop's error type.
+func systemError(_ operation: String) -> MainLoopError {
+    .system(operation: operation, errno: errno)
+}

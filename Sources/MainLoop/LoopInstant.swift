@@ -1,0 +1,65 @@
+import Glibc
+
+/// A point in time on a loop's clock, in nanoseconds.
+///
+/// On a production loop this is `CLOCK_MONOTONIC`; on a deterministic loop
+/// it is the manual clock, which starts at zero. Instants of different loops
+/// are not comparable.
+public struct LoopInstant: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Nanoseconds since the clock's origin.
+    public var nanoseconds: Int64
+
+    /// An instant `nanoseconds` after the clock's origin.
+    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+
+    /// The clock's origin (a deterministic loop starts here).
+    public static let zero = LoopInstant(nanoseconds: 0)
+
+    /// Now on `CLOCK_MONOTONIC`.
+    public static func monotonicNow() -> LoopInstant {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return LoopInstant(nanoseconds: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+    }
+
+    /// Seconds since the origin, for printing and replay output.
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    public static func < (lhs: LoopInstant, rhs: LoopInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    /// The instant `duration` later (saturating, so "far future" stays valid).
+    public static func + (lhs: LoopInstant, rhs: Duration) -> LoopInstant {
+        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(rhs.nanosecondsClamped)
+        return LoopInstant(nanoseconds: overflow ? Int64.max : sum)
+    }
+
+    /// The duration from `rhs` to `lhs`.
+    public static func - (lhs: LoopInstant, rhs: LoopInstant) -> Duration {
+        .nanoseconds(lhs.nanoseconds &- rhs.nanoseconds)
+    }
+
+    public var description: String { "\(seconds)s" }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, clamped to Int64 (durations beyond
+    /// ~292 years are treated as "forever").
+    public var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? Int64.min : Int64.max }
+        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflow2 { return seconds < 0 ? Int64.min : Int64.max }
+        return total
+    }
+
+    /// A duration from a (possibly fractional) number of seconds, rounded to
+    /// the nearest nanosecond. Used by the replay format, whose times are
+    /// JSON numbers.
+    public static func seconds(fractional value: Double) -> Duration {
+        .nanoseconds(Int64((value * 1e9).rounded()))
+    }
+
+    /// The duration in seconds as a Double.
+    public var secondsDouble: Double { Double(nanosecondsClamped) / 1e9 }
+}

@@ -1,0 +1,26 @@
+extension MainRunLoop {
+    /// Moves the manual clock forward by `duration`, running everything that
+    /// comes due on the way, in order. See ``advance(to:)``.
+    public func advance(by duration: Duration) throws(MainLoopError) {
+        try advance(to: now + duration)
+    }
+
+    /// Moves the manual clock to `target`, running everything that comes due
+    /// on the way: each due timer runs at its own deadline (the clock reads
+    /// that deadline while it runs), and after each instant's timers the
+    /// work they posted runs until the loop is idle. Timers due at the same
+    /// instant run in the order they were scheduled. A target in the past is
+    /// a no-op apart from running what is already due. Nothing sleeps.
+    ///
+    /// - Throws: ``MainLoopError/notDeterministic`` on a real-clock loop.
+    public func advance(to target: LoopInstant) throws(MainLoopError) {
+        preconditionInLoop()
+        guard isDeterministic else { throw .notDeterministic }
+        while let deadline = nextTimerDeadline, deadline <= target {
+            if deadline > manualNow { manualNow = deadline }
+            try runUntilIdle()
+        }
+        if target > manualNow { manualNow = target }
+        try runUntilIdle()
+    }
+}

@@ -1,0 +1,362 @@
+import CLibevent
+import Glibc
+import Synchronization
+
+private let timerTrampoline: event_callback_fn = { _, _, context in
+    Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue().fireDueTimers()
+}
+
+private let controlTrampoline: event_callback_fn = { _, _, context in
+    Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue().receiveControl()
+}
+
+/// A serial main run loop on one libevent `event_base`.
+///
+/// Everything the loop runs (posted work, typed channel events, timers, fd
+/// and signal callbacks) runs on the loop thread, one callback at a time,
+/// higher ``LoopPriority`` first. The loop thread is the thread that created
+/// the loop; `run()`, sources and timers are used from it, while `execute`,
+/// channel posts and `stop()` work from any thread.
+///
+/// Two clocks, one scheduler:
+/// - a production loop (`MainRunLoop()`) reads `CLOCK_MONOTONIC` and blocks in
+///   libevent until something is ready;
+/// - a deterministic loop (`MainRunLoop(deterministic: true)`) has a manual
+///   clock that starts at zero and only moves in ``advance(by:)`` /
+///   ``advance(to:)``, which run everything that comes due, in order, without
+///   sleeping. Timers, channels and priorities are the same code in both:
+///   due timers are dispatched through the same libevent event, posted work
+///   through the same libevent drains.
+///
+/// Who protects what: fields marked "loop thread" are only touched on the
+/// owner thread; `runState` is guarded by its mutex; the rest is immutable.
+public final class MainRunLoop: @unchecked Sendable {
+    /// State that remote threads read or change; guarded by its mutex.
+    private struct RunState {
+        var isRunning = false
+        var stopRequested = false
+        var isShutDown = false
+    }
+
+    /// Whether this loop runs on the manual clock.
+    public let isDeterministic: Bool
+    let core: LoopCore
+    private let runState = Mutex(RunState())
+
+    /// The manual clock (deterministic loops). Loop thread.
+    var manualNow = LoopInstant.zero
+    /// Loop thread.
+    private var timers = TimerHeap()
+    private var timerEvent: OpaquePointer?
+    /// The deadline the libevent timer is armed for (real clock). Loop thread.
+    private var armedDeadline: LoopInstant?
+    /// Sources and channels to free at shutdown. Loop thread.
+    private var registered: [ObjectIdentifier: any LoopRegistered] = [:]
+    /// One job channel per priority (index = raw value). Immutable after init.
+    private var jobChannels: [EventChannel<() -> Void>] = []
+    /// Wakes the loop for `stop()` from another thread.
+    private let controlFD: Int32
+    private var controlEvent: OpaquePointer?
+    /// True while inside `event_base_loop` (libevent is not reentrant). Loop thread.
+    private(set) var isDispatching = false
+    /// The simulated-blocking watchdog deadline (deterministic loops). Loop thread.
+    var manualWatchdog: (deadline: LoopInstant, tripped: Bool)?
+
+    /// The Swift concurrency executor that runs jobs on this loop at app priority.
+    public private(set) var executor: MainLoopExecutor!
+
+    /// Creates a loop owned by the calling thread.
+    ///
+    /// - Parameter deterministic: use the manual clock instead of
+    ///   `CLOCK_MONOTONIC` (tests and scenario replay).
+    /// - Throws: ``MainLoopError/system(operation:errno:)`` when libevent or
+    ///   the kernel cannot provide the base or its eventfd.
+    public init(deterministic: Bool = false) throws(MainLoopError) {
+        guard let base = CLibevent_base_new_precise(LoopPriority.queueCount) else {
+            throw systemError("event_base_new")
+        }
+        isDeterministic = deterministic
+        core = LoopCore(base: base)
+        controlFD = CLibevent_eventfd_nonblocking()
+        guard controlFD >= 0 else {
+            let error = systemError("eventfd")
+            event_base_free(base)
+            core.base = nil
+            throw error
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        timerEvent = CLibevent_evtimer_new(base, timerTrampoline, context)
+        controlEvent = CLibevent_fd_event_new(base, controlFD, 1, 0, controlTrampoline, context)
+        do throws(MainLoopError) {
+            guard let timerEvent, let controlEvent,
+                  event_priority_set(timerEvent, Int32(LoopPriority.system.rawValue)) == 0,
+                  event_priority_set(controlEvent, Int32(LoopPriority.system.rawValue)) == 0,
+                  CLibevent_add(controlEvent) == 0
+            else { throw systemError("creating the loop's libevent events") }
+            for priority in LoopPriority.allCases {
+                let channel = try EventChannel<() -> Void>(core: core, priority: priority) { $0() }
+                jobChannels.append(channel)
+                registered[ObjectIdentifier(channel)] = channel
+            }
+        } catch {
+            releaseEverything()
+            throw error
+        }
+        executor = MainLoopExecutor(channel: jobChannels[LoopPriority.app.rawValue], core: core)
+    }
+
+    deinit {
+        // A loop dropped without shutdown() still releases its libevent objects.
+        releaseEverything()
+    }
+
+    // MARK: Clock
+
+    /// Now on this loop's clock: the monotonic clock, or the manual one.
+    public var now: LoopInstant {
+        isDeterministic ? manualNow : .monotonicNow()
+    }
+
+    // MARK: Posting work
+
+    /// Runs `work` on the loop thread, after work already posted at the same
+    /// priority. Safe from any thread.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    public func execute(priority: LoopPriority = .app, _ work: @escaping @Sendable () -> Void) throws(MainLoopError) {
+        try jobChannels[priority.rawValue].postFromAnyThread(work)
+    }
+
+    /// Runs `work` on the loop thread, like ``execute(priority:_:)``, for
+    /// callers already on the loop thread whose work need not be Sendable.
+    /// - Precondition: called on the loop thread.
+    public func executeInLoop(priority: LoopPriority = .app, _ work: @escaping () -> Void) throws(MainLoopError) {
+        try jobChannels[priority.rawValue].postInLoop(work)
+    }
+
+    /// Creates a typed channel: values posted to it are handed to `handler`
+    /// on the loop thread, in post order, with no allocation per value.
+    /// - Precondition: called on the loop thread.
+    public func makeChannel<Value>(of type: Value.Type = Value.self, priority: LoopPriority = .app,
+                                   handler: @escaping (Value) -> Void) throws(MainLoopError) -> EventChannel<Value> {
+        preconditionInLoop()
+        let channel = try EventChannel<Value>(core: core, priority: priority, handler: handler)
+        registered[ObjectIdentifier(channel)] = channel
+        return channel
+    }
+
+    // MARK: Sources
+
+    /// Watches `fileDescriptor` for `interest`; `handler` gets what is ready.
+    /// - Precondition: called on the loop thread.
+    public func addFileDescriptor(_ fileDescriptor: Int32, interest: Readiness, priority: LoopPriority = .app,
+                                  handler: @escaping (Readiness) -> Void) throws(MainLoopError) -> FileDescriptorSource {
+        preconditionInLoop()
+        let source = try FileDescriptorSource(loop: self, fileDescriptor: fileDescriptor, interest: interest,
+                                              priority: priority, handler: handler)
+        registered[ObjectIdentifier(source)] = source
+        return source
+    }
+
+    /// Delivers `signalNumber` to `handler` on the loop thread.
+    /// - Precondition: called on the loop thread.
+    public func addSignal(_ signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) -> SignalSource {
+        preconditionInLoop()
+        let source = try SignalSource(loop: self, signalNumber: signalNumber, handler: handler)
+        registered[ObjectIdentifier(source)] = source
+        return source
+    }
+
+    func unregister(_ source: any LoopRegistered) {
+        registered[ObjectIdentifier(source)] = nil
+    }
+
+    // MARK: Timers
+
+    /// Creates an unscheduled timer; schedule it with ``LoopTimer/schedule(after:repeating:)``.
+    /// Reusing one timer object for many schedules allocates nothing.
+    public func makeTimer(_ handler: @escaping () -> Void) -> LoopTimer {
+        preconditionInLoop()
+        return LoopTimer(loop: self, handler: handler)
+    }
+
+    /// Schedules `handler` `delay` from now, optionally repeating.
+    @discardableResult
+    public func scheduleTimer(after delay: Duration, repeating interval: Duration? = nil,
+                              _ handler: @escaping () -> Void) -> LoopTimer {
+        let timer = makeTimer(handler)
+        timer.schedule(after: delay, repeating: interval)
+        return timer
+    }
+
+    /// The earliest scheduled timer deadline, if any.
+    public var nextTimerDeadline: LoopInstant? { timers.first?.deadline }
+
+    func insertTimer(_ timer: LoopTimer) {
+        timers.insert(timer)
+        if timers.first === timer { rearmTimer() }
+    }
+
+    func removeTimer(_ timer: LoopTimer) {
+        let wasFirst = timers.first === timer
+        timers.remove(timer)
+        if wasFirst { rearmTimer() }
+    }
+
+    /// Arms libevent's timer for the earliest deadline (real clock only; the
+    /// manual clock activates it from `advance`).
+    private func rearmTimer() {
+        guard !isDeterministic, let timerEvent, let base = core.base else { return }
+        guard let deadline = timers.first?.deadline else {
+            if armedDeadline != nil { event_del(timerEvent) }
+            armedDeadline = nil
+            return
+        }
+        guard deadline != armedDeadline else { return }
+        armedDeadline = deadline
+        // libevent measures the timeout from its cached time; refresh it so a
+        // stale cache does not shift the wakeup. Firing early is harmless
+        // anyway: fireDueTimers only runs timers whose deadline has passed.
+        event_base_update_cache_time(base)
+        _ = CLibevent_timer_add_ns(timerEvent, deadline.nanoseconds - LoopInstant.monotonicNow().nanoseconds)
+    }
+
+    /// Runs every timer whose deadline is not after now, in heap order.
+    func fireDueTimers() {
+        armedDeadline = nil
+        let current = now
+        while let timer = timers.first, timer.deadline <= current {
+            timers.popFirst()
+            core.workCounter &+= 1
+            timer.fire(now: current)
+            if core.isShutDown { return }
+        }
+        rearmTimer()
+    }
+
+    private var hasDueTimer: Bool {
+        guard let deadline = timers.first?.deadline else { return false }
+        return deadline <= now
+    }
+
+    // MARK: Running
+
+    /// Runs the loop until ``stop()``. Returns at once if a stop was already
+    /// requested (the request is consumed either way).
+    /// - Throws: ``MainLoopError/notDeterministic`` is never thrown here;
+    ///   ``MainLoopError/running`` if already running, ``MainLoopError/shutDown``
+    ///   after shutdown, ``MainLoopError/reentrantDispatch`` from a callback.
+    public func run() throws(MainLoopError) {
+        preconditionInLoop()
+        guard !isDispatching else { throw .reentrantDispatch }
+        let shouldRun = try runState.withLock { (state: inout RunState) throws(MainLoopError) -> Bool in
+            guard !state.isShutDown else { throw .shutDown }
+            guard !state.isRunning else { throw .running }
+            if state.stopRequested {
+                state.stopRequested = false
+                return false
+            }
+            state.isRunning = true
+            return true
+        }
+        guard shouldRun, let base = core.base else { return }
+        isDispatching = true
+        defer {
+            isDispatching = false
+            runState.withLock { state in
+                state.isRunning = false
+                state.stopRequested = false
+            }
+        }
+        if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+        rearmTimer()
+        _ = CLibevent_loop_forever(base)
+    }
+
+    /// Waits until something is ready (real clock only), then runs what is
+    /// ready, highest priority first, and returns.
+    public func runOnce() throws(MainLoopError) {
+        preconditionInLoop()
+        guard !isDeterministic else { throw .notDeterministic }
+        guard !isDispatching else { throw .reentrantDispatch }
+        guard let base = core.base else { throw .shutDown }
+        isDispatching = true
+        defer { isDispatching = false }
+        if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+        rearmTimer()
+        _ = CLibevent_loop_once(base)
+    }
+
+    /// Runs everything that is ready now (posted work, due timers, ready fds,
+    /// work posted by that work) until nothing is left, without waiting.
+    public func runUntilIdle() throws(MainLoopError) {
+        preconditionInLoop()
+        guard !isDispatching else { throw .reentrantDispatch }
+        guard let base = core.base else { throw .shutDown }
+        isDispatching = true
+        defer { isDispatching = false }
+        var before: UInt64
+        repeat {
+            before = core.workCounter
+            if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+            _ = CLibevent_loop_nonblock(base)
+            if core.isShutDown { return }
+        } while core.workCounter != before
+    }
+
+    /// Asks `run()` to return after the current callback. Safe from any thread.
+    /// - Throws: ``MainLoopError/stopAlreadyRequested`` when a stop is already
+    ///   pending, ``MainLoopError/shutDown`` after shutdown.
+    public func stop() throws(MainLoopError) {
+        try runState.withLock { (state: inout RunState) throws(MainLoopError) in
+            guard !state.isShutDown else { throw .shutDown }
+            guard !state.stopRequested else { throw .stopAlreadyRequested }
+            state.stopRequested = true
+        }
+        if core.isLoopThread {
+            if isDispatching, let base = core.base { event_base_loopbreak(base) }
+        } else {
+            var one: UInt64 = 1
+            _ = write(controlFD, &one, 8)
+        }
+    }
+
+    func receiveControl() {
+        var counter: UInt64 = 0
+        _ = read(controlFD, &counter, 8)
+        let shouldBreak = runState.withLock { $0.isRunning && $0.stopRequested }
+        if shouldBreak, let base = core.base { event_base_loopbreak(base) }
+    }
+
+    /// Releases every libevent object and descriptor the loop owns. Work
+    /// still queued is dropped (call ``runUntilIdle()`` first to finish it);
+    /// later posts throw ``MainLoopError/shutDown``.
+    /// - Throws: ``MainLoopError/running`` while running,
+    ///   ``MainLoopError/shutDown`` when already shut down.
+    public func shutdown() throws(MainLoopError) {
+        preconditionInLoop()
+        guard !isDispatching else { throw .reentrantDispatch }
+        try runState.withLock { (state: inout RunState) throws(MainLoopError) in
+            guard !state.isShutDown else { throw .shutDown }
+            guard !state.isRunning else { throw .running }
+            state.isShutDown = true
+        }
+        releaseEverything()
+    }
+
+    /// Whether ``shutdown()`` has run.
+    public var isShutDown: Bool { runState.withLock { $0.isShutDown } }
+
+    private func releaseEverything() {
+        runState.withLock { $0.isShutDown = true }
+        for source in registered.values { source.releaseLoopResources() }
+        registered.removeAll()
+        timers.removeAll()
+        if let timerEvent { event_free(timerEvent) }
+        if let controlEvent { event_free(controlEvent) }
+        timerEvent = nil
+        controlEvent = nil
+        if controlFD >= 0, core.base != nil { close(controlFD) }
+        if let base = core.base { event_base_free(base) }
+        core.base = nil
+    }
+}

@@ -1,0 +1,61 @@
+import CLibevent
+
+private let signalTrampoline: event_callback_fn = { signal, _, context in
+    let source = Unmanaged<SignalSource>.fromOpaque(context!).takeUnretainedValue()
+    withExtendedLifetime(source) { source.deliver() }
+}
+
+/// Delivery of a POSIX signal (SIGINT, SIGTERM, SIGHUP, SIGUSR1, ...) as an
+/// ordinary callback on the loop thread, at system priority.
+///
+/// libevent catches the signal with its own handler and forwards it through
+/// a socketpair, so the callback runs in normal (not async-signal) context.
+/// libevent allows only one event base per process to own signals: add
+/// signal sources to one loop only. Loop thread only.
+public final class SignalSource: LoopRegistered {
+    /// The signal number.
+    public let signalNumber: Int32
+    /// Whether ``remove()`` was called (or the loop shut down).
+    public private(set) var isRemoved = false
+
+    private unowned let loop: MainRunLoop
+    private let handler: () -> Void
+    private var event: OpaquePointer?
+
+    init(loop: MainRunLoop, signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) {
+        self.loop = loop
+        self.signalNumber = signalNumber
+        self.handler = handler
+        guard let base = loop.core.base else { throw .shutDown }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let created = CLibevent_evsignal_new(base, signalNumber, signalTrampoline, context) else {
+            throw systemError("evsignal_new(\(signalNumber))")
+        }
+        guard event_priority_set(created, Int32(LoopPriority.system.rawValue)) == 0, CLibevent_add(created) == 0 else {
+            event_free(created)
+            throw systemError("event_add for signal \(signalNumber)")
+        }
+        event = created
+    }
+
+    /// Stops handling the signal; libevent restores the previous disposition.
+    /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
+    public func remove() throws(MainLoopError) {
+        loop.preconditionInLoop()
+        guard !isRemoved else { throw .sourceRemoved }
+        releaseLoopResources()
+        loop.unregister(self)
+    }
+
+    func deliver() {
+        guard !isRemoved else { return }
+        loop.core.workCounter &+= 1
+        handler()
+    }
+
+    func releaseLoopResources() {
+        isRemoved = true
+        if let event { event_free(event) }
+        event = nil
+    }
+}

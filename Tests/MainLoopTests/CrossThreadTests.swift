@@ -1,0 +1,84 @@
+import Glibc
+import MainLoop
+import Synchronization
+import Testing
+
+@Suite struct CrossThreadTests {
+    /// 4 producer threads × 250,000 posts: each post runs exactly once, on
+    /// the loop thread. Run under `swift test --sanitize=thread` in CI.
+    @Test func everyPostFromEveryThreadRunsExactlyOnceOnTheLoopThread() throws {
+        let producers = 4, postsPerProducer = 250_000
+        let loop = try MainRunLoop()
+        var seen = [[Bool]](repeating: [Bool](repeating: false, count: postsPerProducer), count: producers)
+        var duplicates = 0, offThread = 0, total = 0
+        var lastPerProducer = [Int](repeating: -1, count: producers)
+        var outOfOrder = 0
+        struct Item: Sendable { let producer: Int; let index: Int }
+        let channel = try loop.makeChannel(of: Item.self) { item in
+            if !loop.inLoop { offThread += 1 }
+            if seen[item.producer][item.index] { duplicates += 1 }
+            seen[item.producer][item.index] = true
+            if item.index <= lastPerProducer[item.producer] { outOfOrder += 1 }
+            lastPerProducer[item.producer] = item.index
+            total += 1
+            if total == producers * postsPerProducer { try? loop.stop() }
+        }
+        let threads = (0..<producers).map { producer in
+            TestThread {
+                for index in 0..<postsPerProducer { try! channel.post(Item(producer: producer, index: index)) }
+            }
+        }
+        try loop.run()
+        threads.forEach { $0.join() }
+        #expect(total == producers * postsPerProducer)
+        #expect(duplicates == 0)
+        #expect(offThread == 0)
+        #expect(outOfOrder == 0, "each producer's posts keep their order")
+        #expect(seen.allSatisfy { $0.allSatisfy { $0 } })
+    }
+
+    @Test func closuresPostedFromOtherThreadsRunOnTheLoopThread() throws {
+        let loop = try MainRunLoop()
+        let count = Atomic<Int>(0)
+        let wrongThread = Atomic<Int>(0)
+        let threads = (0..<4).map { _ in
+            TestThread {
+                for _ in 0..<10_000 {
+                    try! loop.execute {
+                        if !loop.inLoop { wrongThread.add(1, ordering: .relaxed) }
+                        if count.add(1, ordering: .relaxed).newValue == 40_000 { try? loop.stop() }
+                    }
+                }
+            }
+        }
+        try loop.run()
+        threads.forEach { $0.join() }
+        #expect(count.load(ordering: .relaxed) == 40_000)
+        #expect(wrongThread.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func stopFromAnotherThreadEndsRun() throws {
+        let loop = try MainRunLoop()
+        let stopper = TestThread {
+            usleep(20_000)
+            try! loop.stop()
+        }
+        try loop.run()  // returns only because of the remote stop
+        stopper.join()
+    }
+
+    @Test func loopThreadRunsAndJoins() throws {
+        let thread = try LoopThread.start()
+        let ran = Atomic<Bool>(false)
+        let done = Atomic<Bool>(false)
+        try thread.loop.execute {
+            ran.store(thread.loop.inLoop, ordering: .relaxed)
+            done.store(true, ordering: .releasing)
+        }
+        while !done.load(ordering: .acquiring) { usleep(1000) }
+        thread.stopAndJoin()
+        let ranOnLoop = ran.load(ordering: .relaxed)
+        #expect(ranOnLoop)
+        #expect(thread.loop.isShutDown)
+    }
+}

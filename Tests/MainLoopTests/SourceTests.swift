@@ -1,0 +1,73 @@
+import Glibc
+import MainLoop
+import Testing
+
+@Suite struct FileDescriptorSourceTests {
+    @Test func readReadinessOnARealPipe() throws {
+        let loop = try MainRunLoop()
+        let pipe = TestPipe()
+        var events: [Readiness] = []
+        let source = try loop.addFileDescriptor(pipe.readEnd, interest: .read) { ready in
+            events.append(ready)
+            pipe.drain()
+            try? loop.stop()
+        }
+        let writer = TestThread { usleep(5_000); pipe.writeByte() }
+        try loop.run()
+        writer.join()
+        #expect(events == [.read])
+        try source.remove()
+    }
+
+    @Test func interestChangesWhileRunningAndRemoveFromTheHandler() throws {
+        let loop = try MainRunLoop()
+        let pipe = TestPipe()
+        var log: [String] = []
+        var source: FileDescriptorSource!
+        source = try loop.addFileDescriptor(pipe.writeEnd, interest: .write) { ready in
+            log.append("writable")
+            // Switch to nothing (parked), then remove from inside the handler.
+            try? source.update(interest: [])
+            try? source.remove()
+            try? loop.executeInLoop { try? loop.stop() }
+        }
+        try loop.run()
+        #expect(log == ["writable"])
+        #expect(source.isRemoved)
+        #expect(throws: MainLoopError.sourceRemoved) { try source.update(interest: .read) }
+        #expect(throws: MainLoopError.sourceRemoved) { try source.remove() }
+    }
+
+    @Test func parkedSourceDeliversNothingUntilResumed() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        let pipe = TestPipe()
+        var reads = 0
+        let source = try loop.addFileDescriptor(pipe.readEnd, interest: []) { _ in reads += 1; pipe.drain() }
+        pipe.writeByte()
+        try loop.runUntilIdle()
+        #expect(reads == 0)
+        try source.update(interest: .read)
+        try loop.runUntilIdle()
+        #expect(reads == 1)
+    }
+}
+
+/// Signals are process-wide and only one libevent base may own them, so
+/// these tests run one at a time.
+@Suite(.serialized) struct SignalSourceTests {
+    @Test(arguments: [SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGINT])
+    func realSignalSentWithKillIsDeliveredOnTheLoopThread(signalNumber: Int32) throws {
+        let loop = try MainRunLoop()
+        var deliveredOnLoop: [Bool] = []
+        let source = try loop.addSignal(signalNumber) {
+            deliveredOnLoop.append(loop.inLoop)
+            try? loop.stop()
+        }
+        try loop.executeInLoop { kill(getpid(), signalNumber) }
+        try loop.run()
+        #expect(deliveredOnLoop == [true])
+        try source.remove()
+        #expect(throws: MainLoopError.sourceRemoved) { try source.remove() }
+        try loop.shutdown()
+    }
+}

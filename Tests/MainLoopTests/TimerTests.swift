@@ -1,0 +1,89 @@
+import Glibc
+import MainLoop
+import Testing
+
+@Suite struct TimerTests {
+    @Test func timersNeverFireEarlyOnTheRealClock() throws {
+        let loop = try MainRunLoop()
+        var lateness: [Int64] = []
+        let delays: [Duration] = [.microseconds(1), .microseconds(150), .milliseconds(1), .milliseconds(3),
+                                  .microseconds(2_500), .milliseconds(7), .milliseconds(10), .microseconds(333)]
+        var remaining = delays.count * 5
+        for round in 0..<5 {
+            for delay in delays {
+                let due = loop.now + delay + .microseconds(round * 100)
+                let timer = loop.makeTimer {
+                    lateness.append(LoopInstant.monotonicNow().nanoseconds - due.nanoseconds)
+                    remaining -= 1
+                    if remaining == 0 { try? loop.stop() }
+                }
+                timer.schedule(at: due)
+            }
+        }
+        try loop.run()
+        #expect(lateness.count == delays.count * 5)
+        #expect(lateness.allSatisfy { $0 >= 0 }, "a timer fired early: \(lateness.filter { $0 < 0 })")
+    }
+
+    @Test func cancelBeforeFiring() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var fired = false
+        let timer = loop.scheduleTimer(after: .seconds(1)) { fired = true }
+        #expect(timer.cancel())
+        #expect(!timer.cancel(), "a second cancel reports nothing was scheduled")
+        try loop.advance(by: .seconds(2))
+        #expect(!fired)
+    }
+
+    @Test func repeatingTimerCancelledFromItsOwnHandlerStops() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var fires = 0
+        var timer: LoopTimer!
+        timer = loop.scheduleTimer(after: .seconds(1), repeating: .seconds(1)) {
+            fires += 1
+            if fires == 3 { timer.cancel() }
+        }
+        try loop.advance(by: .seconds(10))
+        #expect(fires == 3)
+        #expect(!timer.isScheduled)
+    }
+
+    @Test func cancellingAnotherTimerDueAtTheSameInstant() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var ran: [String] = []
+        var second: LoopTimer!
+        loop.scheduleTimer(after: .seconds(1)) { ran.append("first"); second.cancel() }
+        second = loop.scheduleTimer(after: .seconds(1)) { ran.append("second") }
+        try loop.advance(by: .seconds(1))
+        #expect(ran == ["first"])
+    }
+
+    @Test func repeatingTimersKeepTheirScheduleOnTheRealClock() throws {
+        let loop = try MainRunLoop()
+        var fireTimes: [LoopInstant] = []
+        var deadlines: [LoopInstant] = []
+        var timer: LoopTimer!
+        timer = loop.scheduleTimer(after: .milliseconds(2), repeating: .milliseconds(2)) {
+            deadlines.append(timer.deadline)
+            fireTimes.append(LoopInstant.monotonicNow())
+            if fireTimes.count == 10 { timer.cancel(); try? loop.stop() }
+        }
+        try loop.run()
+        // Deadlines stay on start + k·2ms (no drift), and none fired early.
+        let first = try #require(deadlines.first)
+        for (index, deadline) in deadlines.enumerated() {
+            let offset = deadline.nanoseconds - first.nanoseconds
+            #expect(offset % 2_000_000 == 0 && offset >= Int64(index) * 2_000_000, "deadline \(index) drifted: \(offset)")
+            #expect(fireTimes[index] >= deadline)
+        }
+    }
+
+    @Test func rescheduleReplacesTheEarlierSchedule() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var firedAt: [Double] = []
+        let timer = loop.scheduleTimer(after: .seconds(1)) { firedAt.append(loop.now.seconds) }
+        timer.schedule(after: .seconds(3))
+        try loop.advance(by: .seconds(5))
+        #expect(firedAt == [3])
+    }
+}
