@@ -9,11 +9,28 @@
 // keeps the int/short mismatch, so each wrapper below exists only to give
 // Swift a real, correctly typed function. They add no behaviour.
 
+// System headers first, before any libevent header: libevent's
+// event-config.h defines _GNU_SOURCE, and a system header first seen after
+// that gets GNU-flavoured declarations (e.g. fd_set's `fds_bits`) that clash
+// with the same header in Swift's Glibc and Dispatch modules.
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <event2/event.h>
 #include <event2/thread.h>
-#include <sys/eventfd.h>
-#include <signal.h>
-#include <unistd.h>
 
 /// `evtimer_new` is a macro: a timer is an event with no fd and no flags.
 static inline struct event *CLibevent_evtimer_new(struct event_base *base,

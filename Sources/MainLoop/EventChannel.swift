@@ -1,6 +1,6 @@
 import CLibevent
 import Glibc
-import Synchronization
+
 
 /// The non-generic part of a channel, so one C trampoline can reach every
 /// `EventChannel<Value>` through a vtable call instead of a dynamic cast.
@@ -55,7 +55,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     private var drainScheduled = false
     private var drainEvent: OpaquePointer?
     /// Events posted from other threads; protected by its own mutex.
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
     /// The array swapped with the inbox's; loop thread only.
     private var spare: [Value] = []
     /// Written by remote posters (once per batch), read by the loop.

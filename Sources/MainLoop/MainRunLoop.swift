@@ -1,6 +1,6 @@
 import CLibevent
 import Glibc
-import Synchronization
+
 
 private let timerTrampoline: event_callback_fn = { _, _, context in
     Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue().fireDueTimers()
@@ -41,7 +41,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Whether this loop runs on the manual clock.
     public let isDeterministic: Bool
     let core: LoopCore
-    private let runState = Mutex(RunState())
+    private let runState = LockedValue(RunState())
 
     /// The manual clock (deterministic loops). Loop thread.
     var manualNow = LoopInstant.zero

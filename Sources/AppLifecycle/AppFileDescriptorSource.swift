@@ -1,0 +1,41 @@
+import MainLoop
+
+/// An fd source owned by the app: parked while the app is suspended (no app
+/// fd handler runs then) and resumed with the app; removed when the app dies.
+/// Readiness is level-triggered, so data that arrived while suspended is
+/// reported after the resume. Loop thread only.
+public final class AppFileDescriptorSource {
+    /// What the app asked to wait for.
+    public private(set) var interest: Readiness
+    private let source: FileDescriptorSource
+    private unowned let application: Application
+
+    init(application: Application, source: FileDescriptorSource, interest: Readiness) {
+        self.application = application
+        self.source = source
+        self.interest = interest
+    }
+
+    /// The watched descriptor (not owned: never closed by the source).
+    public var fileDescriptor: Int32 { source.fileDescriptor }
+
+    /// Changes what the source waits for; takes effect now if the app runs,
+    /// otherwise at the resume.
+    /// - Throws: ``MainLoopError/sourceRemoved`` once removed.
+    public func update(interest newInterest: Readiness) throws(MainLoopError) {
+        guard !source.isRemoved else { throw .sourceRemoved }
+        interest = newInterest
+        if application.state.runsAppCode { try source.update(interest: newInterest) }
+    }
+
+    /// Stops watching.
+    /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
+    public func remove() throws(MainLoopError) {
+        try source.remove()
+        application.forget(self)
+    }
+
+    func park() { try? source.update(interest: []) }
+    func resume() { try? source.update(interest: interest) }
+    func removeForKill() { try? source.remove() }
+}

@@ -1,0 +1,66 @@
+import Glibc
+
+/// Crash-safe file replacement for saving app state (call it from
+/// `applicationDidEnterBackground`: a suspended app may be purged without
+/// notice). The new contents go to a temporary file in the same directory,
+/// are fsynced, renamed over the target, and the directory is fsynced, so a
+/// crash at any point leaves either the old file or the new one, never a
+/// torn mix.
+public enum AtomicFile {
+    /// An error from the kernel while writing `path`.
+    public struct WriteError: Error, CustomStringConvertible, Equatable {
+        /// The file being written.
+        public let path: String
+        /// The failing step.
+        public let operation: String
+        /// The errno it failed with.
+        public let code: Int32
+        public var description: String {
+            "\(operation) failed for \(path): \(String(cString: strerror(code)))"
+        }
+    }
+
+    /// Atomically replaces `path` with `bytes` (file mode `mode`).
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(WriteError) {
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw WriteError(path: path, operation: "open(temporary)", code: errno) }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Glibc.write(fd, buffer.baseAddress! + written, buffer.count - written)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw WriteError(path: path, operation: "write", code: code)
+            }
+            written += result
+        }
+        guard fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw WriteError(path: path, operation: "fsync", code: code)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw WriteError(path: path, operation: "rename", code: code)
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Atomically replaces `path` with the UTF-8 of `text`.
+    public static func write(_ text: String, to path: String, mode: mode_t = 0o600) throws(WriteError) {
+        try write(Array(text.utf8), to: path, mode: mode)
+    }
+}

@@ -1,0 +1,59 @@
+import AppLifecycle
+import Glibc
+import MainLoop
+import Synchronization
+import Testing
+
+@Suite struct RealClockWatchdogTests {
+    /// A didEnterBackground that really blocks the loop thread past a short
+    /// configured limit gets the app killed; one within it does not.
+    @Test func blockedDidEnterBackgroundIsKilledOnTheRealClock() throws {
+        final class Blocking: ApplicationDelegate {
+            let block: Duration
+            init(block: Duration) { self.block = block }
+            func applicationDidEnterBackground(_ application: Application) { application.loop.blockMainThread(for: block) }
+        }
+        let loop = try MainRunLoop()
+        var configuration = LifecycleConfiguration()
+        configuration.didEnterBackgroundLimit = .milliseconds(50)
+        let app = Application(loop: loop, configuration: configuration, delegate: Blocking(block: .milliseconds(200)))
+        var events: [EngineEvent] = []
+        app.addEngineObserver { events.append($0) }
+        try app.perform(.launch)
+        let start = LoopInstant.monotonicNow()
+        try app.perform(.home)
+        #expect(LoopInstant.monotonicNow() - start >= .milliseconds(200), "the callback really blocked")
+        #expect(events.suffix(2) == [.killed(.didEnterBackgroundTimeout), .stateChanged(.notRunning)])
+
+        let quick = Application(loop: loop, configuration: configuration, delegate: Blocking(block: .milliseconds(1)))
+        try quick.perform(.launch)
+        try quick.perform(.home)
+        #expect(quick.state == .suspended)
+    }
+}
+
+@Suite struct AtomicFileTests {
+    @Test func replacesTheFileWholeAndLeavesNoTemporaryBehind() throws {
+        var template = Array("/tmp/mainloop-atomic-XXXXXX".utf8CString)
+        let directory = String(cString: mkdtemp(&template)!)
+        let path = directory + "/state.json"
+        try AtomicFile.write("{\"v\":1}", to: path)
+        try AtomicFile.write("{\"v\":2}", to: path)
+        let fd = open(path, O_RDONLY)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &buffer, 64)
+        close(fd)
+        #expect(String(decoding: buffer[0..<max(0, count)], as: UTF8.self) == "{\"v\":2}")
+        let listing = opendir(directory)!
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(listing)
+        #expect(names == ["state.json"])
+        #expect(throws: AtomicFile.WriteError.self) { try AtomicFile.write("x", to: directory + "/missing/dir/file") }
+    }
+}
