@@ -44,3 +44,10 @@ public struct JSONObject: Equatable, Sendable, Sequence {
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.values == rhs.values }
 }
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// An object from a literal, keys in the order written.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements)
+    }
+}

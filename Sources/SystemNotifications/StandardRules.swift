@@ -1,0 +1,50 @@
+import MainLoopJSON
+
+extension CoalescingRule {
+    /// The rules of the twelve standard kinds of SPEC §4, in slot order.
+    /// This table is the whole of their behaviour: the center has no
+    /// per-kind code.
+    public static let standard: [CoalescingRule] = [
+        CoalescingRule(kind: .orientation, shape: .lastValue, defaultValue: "portrait",
+                       eventFormat: .value(.oneOf(DeviceOrientation.allCases.map(\.rawValue))),
+                       naming: .fixed("orientationDidChange"), payload: .value(key: "orientation")),
+        CoalescingRule(kind: .locale, shape: .lastValue, defaultValue: "en_US",
+                       eventFormat: .value(.string),
+                       naming: .fixed("currentLocaleDidChange"), payload: .value(key: "locale")),
+        CoalescingRule(kind: .userDefaults, shape: .keyDiff, defaultValue: .null,
+                       eventFormat: .subjectAndValue(subjectField: "key", valueField: "value", value: .any,
+                                                     valueMayBeAbsent: true),
+                       naming: .fixed("userDefaultsDidChange"), payload: .changedMap(key: "changed")),
+        CoalescingRule(kind: .significantTimeChange, shape: .latestEvent, defaultValue: .null,
+                       eventFormat: .value(.oneOf(SignificantTimeChangeReason.allCases.map(\.rawValue))),
+                       naming: .fixed("significantTimeChange"), payload: .value(key: "reason")),
+        CoalescingRule(kind: .batteryLevel, shape: .lastValue, defaultValue: 1.0,
+                       eventFormat: .value(.number(0...1)),
+                       naming: .fixed("batteryLevelDidChange"), payload: .value(key: "level")),
+        CoalescingRule(kind: .batteryState, shape: .lastValue, defaultValue: "unplugged",
+                       eventFormat: .value(.oneOf(BatteryState.allCases.map(\.rawValue))),
+                       naming: .fixed("batteryStateDidChange"), payload: .value(key: "batteryState")),
+        CoalescingRule(kind: .proximity, shape: .lastValue, defaultValue: false,
+                       eventFormat: .value(.bool),
+                       naming: .fixed("proximityStateDidChange"), payload: .value(key: "proximity")),
+        CoalescingRule(kind: .protectedData, shape: .lastValue, defaultValue: "available",
+                       eventFormat: .value(.oneOf(["available", "unavailable"])),
+                       naming: .byValue([("available", "protectedDataDidBecomeAvailable"),
+                                         ("unavailable", "protectedDataWillBecomeUnavailable")]),
+                       payload: .none),
+        CoalescingRule(kind: .accessory, shape: .perSubject, defaultValue: false,
+                       eventFormat: .subjectAndValue(subjectField: "id", valueField: "connected", value: .bool),
+                       naming: .byValue([(true, "accessoryDidConnect"), (false, "accessoryDidDisconnect")]),
+                       payload: .subject(key: "accessory")),
+        CoalescingRule(kind: .screen, shape: .perSubject, defaultValue: false,
+                       eventFormat: .subjectAndValue(subjectField: "id", valueField: "connected", value: .bool),
+                       naming: .byValue([(true, "screenDidConnect"), (false, "screenDidDisconnect")]),
+                       payload: .subject(key: "screen")),
+        CoalescingRule(kind: .screenMode, shape: .perSubject, defaultValue: .null,
+                       eventFormat: .subjectAndValue(subjectField: "screen", valueField: "mode", value: .string),
+                       naming: .fixed("screenModeDidChange"), payload: .subjectAndValue(subjectKey: "screen", valueKey: "mode")),
+        CoalescingRule(kind: .ubiquityIdentity, shape: .lastValue, defaultValue: .null,
+                       eventFormat: .value(.stringOrNull),
+                       naming: .fixed("ubiquityIdentityDidChange"), payload: .value(key: "identity")),
+    ]
+}

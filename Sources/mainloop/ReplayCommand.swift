@@ -1,0 +1,72 @@
+import ArgumentParser
+import Glibc
+import ScenarioReplay
+
+/// `mainloop replay [--check] FILE...`: runs SPEC §6 scenarios on the real
+/// main loop (deterministic mode) and prints SPEC §7 observation lines, or
+/// compares them with each file's `expect`.
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay lifecycle/coalescing scenarios and print one JSON observation per line.",
+        discussion: """
+            Without --check, prints each scenario's observations (SPEC §7) to stdout, one JSON \
+            object per line. With --check, compares them with each file's "expect" and prints \
+            one line per file and a final "N passed, N failed" line; the exit status is non-zero \
+            if any file fails. A malformed file is reported with its step index and problem, \
+            and the other files still run.
+            """
+    )
+
+    @Flag(name: .long, help: "Compare with each file's \"expect\" instead of printing observations.")
+    var check = false
+
+    @Argument(help: "Scenario files (JSON).")
+    var files: [String]
+
+    func run() throws {
+        check ? try runChecks() : try runReplays()
+    }
+
+    private func runReplays() throws {
+        var failures = 0
+        for file in files {
+            do {
+                let (_, observations) = try ScenarioFile.replay(file)
+                for observation in observations { print(ScenarioFile.line(observation)) }
+            } catch {
+                failures += 1
+                printError("error: \(error)")
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    private func runChecks() throws {
+        var passed = 0, failed = 0
+        for file in files {
+            switch ScenarioFile.check(file) {
+            case .passed(let name):
+                passed += 1
+                print("PASS \(file) (\(name))")
+            case .failed(let name, let difference):
+                failed += 1
+                print("FAIL \(file) (\(name)): \(difference)")
+            case .noExpectation(let name):
+                failed += 1
+                print("FAIL \(file) (\(name)): no \"expect\" to compare with")
+            case .error(let message):
+                failed += 1
+                print("ERROR \(message)")
+            }
+        }
+        print("\(passed) passed, \(failed) failed")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ message: String) {
+    let line = Array((message + "\n").utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
