@@ -48,7 +48,8 @@ let package = Package(
         .testTarget(
             name: "ScenarioReplayTests",
             dependencies: ["ScenarioReplay"],
-            resources: [.copy("Conformance")]
+            // Scenario files are data read from the source tree, not resources.
+            exclude: ["Conformance", "Malformed"]
         ),
     ],
     swiftLanguageModes: [.v6]
