@@ -10,7 +10,8 @@ import PackageDescription
 //   AppLifecycle      -> MainLoop             pure state machine + controller
 //   SystemNotifications -> AppLifecycle, MainLoopJSON   kinds, rules, held queue, center
 //   ScenarioReplay    -> SystemNotifications  SPEC §6/§7 replay on the deterministic loop
-//   mainloop (CLI)    -> ScenarioReplay, ArgumentParser
+//   LinuxSystemEvents -> SystemNotifications, Logging   real sources, defaults store, control socket, service host
+//   mainloop (CLI)    -> ScenarioReplay, LinuxSystemEvents, ArgumentParser
 let package = Package(
     name: "MainLoop",
     products: [
@@ -18,10 +19,12 @@ let package = Package(
         .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
         .library(name: "SystemNotifications", targets: ["SystemNotifications"]),
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
+        .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -29,22 +32,30 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
+        .systemLibrary(name: "CLinux"),
         .target(name: "MainLoop", dependencies: ["CLibevent"]),
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop"]),
         .target(name: "SystemNotifications", dependencies: ["AppLifecycle", "MainLoopJSON"]),
         .target(name: "ScenarioReplay", dependencies: ["SystemNotifications", "MainLoopJSON"]),
+        .target(
+            name: "LinuxSystemEvents",
+            dependencies: ["SystemNotifications", "MainLoopJSON", "CLinux", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "mainloop",
             dependencies: [
                 "ScenarioReplay",
+                "LinuxSystemEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications"]),
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents"]),
         .testTarget(
             name: "ScenarioReplayTests",
             dependencies: ["ScenarioReplay"],

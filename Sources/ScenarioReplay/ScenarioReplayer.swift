@@ -25,7 +25,7 @@ public enum ScenarioReplayer {
         } catch {
             throw ScenarioError(problem: "the main loop failed: \(error)")
         }
-        return session.app.observations
+        return session.observations
     }
 }
 
@@ -35,7 +35,11 @@ private final class ReplaySession {
     let loop: MainRunLoop
     let application: Application
     let center: SystemNotificationCenter
-    let app: ReplayApp
+    let app: ObservingAppDelegate
+    /// The observation lines, in order (a box the sink can append to).
+    private final class Log { var lines: [JSONObject] = [] }
+    private let log = Log()
+    var observations: [JSONObject] { log.lines }
     /// System events, decoded by the center's rules at setup, by step index.
     private var systemEvents: [Int: SystemEvent] = [:]
     /// Open tasks by name, oldest first (a name may be reused).
@@ -51,13 +55,11 @@ private final class ReplaySession {
         } catch {
             throw ScenarioError(problem: "the main loop failed: \(error)")
         }
-        app = ReplayApp(loop: loop)
-        application.delegate = app
-        application.addEngineObserver { [unowned self] in self.app.engine($0) }
+        app = ObservingAppDelegate(timestamp: { ["at": .number(loop.now.seconds)] }, sink: { [log] in log.lines.append($0) })
         let initialEvents = try InitialValues.events(scenario.initial, customKinds: scenario.customKinds.map(\.rule))
         do throws(NotificationCenterError) {
             for custom in scenario.customKinds { try center.register(custom.rule) }
-            try center.addObserver { [unowned self] in self.app.notification($0) }
+            try app.attach(to: application, center: center)
             for event in initialEvents { try center.setInitialValue(try center.decodeEvent(event)) }
         } catch {
             throw ScenarioError(problem: "initial: \(error)")

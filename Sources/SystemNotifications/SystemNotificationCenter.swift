@@ -104,15 +104,18 @@ public final class SystemNotificationCenter: LifecycleParticipant {
         }
     }
 
-    /// Posts a system event from any thread; it is handled on the loop at
-    /// system priority.
-    /// - Throws: ``NotificationCenterError/unknownKind(_:)`` on the loop
-    ///   thread for an unregistered kind (from other threads such events are
-    ///   dropped and counted in ``unknownKindEvents``).
+    /// Posts a system event; it is handled on the loop at system priority,
+    /// after the current callback. From other threads, use ``poster``.
+    /// - Throws: ``NotificationCenterError/unknownKind(_:)`` for an
+    ///   unregistered kind, ``MainLoopError/shutDown`` after shutdown.
     public func post(_ event: SystemEvent) throws {
-        if application.loop.inLoop { _ = try slot(of: event.kind) }
+        application.loop.preconditionInLoop()
+        _ = try slot(of: event.kind)
         try channel.post(event)
     }
+
+    /// A handle that posts events from any thread.
+    public var poster: SystemEventPoster { SystemEventPoster(channel: channel) }
 
     /// Handles one event on the loop thread: drop it if it changes nothing,
     /// update the current value, then deliver, hold or (not running) keep

@@ -6,6 +6,6 @@ struct MainLoopCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mainloop",
         abstract: "An iOS-style main run loop for Linux services, on libevent.",
-        subcommands: [ReplayCommand.self]
+        subcommands: [DemoCommand.self, RunCommand.self, CtlCommand.self, DefaultsCommand.self, ReplayCommand.self]
     )
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Glibc
 import ScenarioReplay
 
 /// `mainloop replay [--check] FILE...`: runs SPEC §6 scenarios on the real
@@ -33,10 +32,10 @@ struct ReplayCommand: ParsableCommand {
         for file in files {
             do {
                 let (_, observations) = try ScenarioFile.replay(file)
-                for observation in observations { print(ScenarioFile.line(observation)) }
+                for observation in observations { Output.line(ScenarioFile.line(observation)) }
             } catch {
                 failures += 1
-                printError("error: \(error)")
+                Output.error("error: \(error)")
             }
         }
         if failures > 0 { throw ExitCode(1) }
@@ -48,25 +47,19 @@ struct ReplayCommand: ParsableCommand {
             switch ScenarioFile.check(file) {
             case .passed(let name):
                 passed += 1
-                print("PASS \(file) (\(name))")
+                Output.line("PASS \(file) (\(name))")
             case .failed(let name, let difference):
                 failed += 1
-                print("FAIL \(file) (\(name)): \(difference)")
+                Output.line("FAIL \(file) (\(name)): \(difference)")
             case .noExpectation(let name):
                 failed += 1
-                print("FAIL \(file) (\(name)): no \"expect\" to compare with")
+                Output.line("FAIL \(file) (\(name)): no \"expect\" to compare with")
             case .error(let message):
                 failed += 1
-                print("ERROR \(message)")
+                Output.line("ERROR \(message)")
             }
         }
-        print("\(passed) passed, \(failed) failed")
+        Output.line("\(passed) passed, \(failed) failed")
         if failed > 0 { throw ExitCode(1) }
     }
-}
-
-/// Writes a line to standard error.
-func printError(_ message: String) {
-    let line = Array((message + "\n").utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }

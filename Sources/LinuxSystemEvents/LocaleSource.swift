@@ -1,0 +1,68 @@
+import Glibc
+import MainLoop
+import SystemNotifications
+
+/// Posts `currentLocaleDidChange` when the system locale changes.
+///
+/// The locale comes from a configurable file in /etc/default/locale form
+/// (`LANG=fr_FR.UTF-8`; `LC_ALL` wins over `LANG`), watched with inotify.
+/// When the file names no locale, the process's `LC_ALL`/`LANG` at start
+/// are used. `fr_FR.UTF-8@euro` becomes the identifier `fr_FR`; the POSIX
+/// locales `C` and `POSIX` become `en_US_POSIX`, as on Apple platforms.
+/// Loop thread only.
+public final class LocaleSource {
+    /// The file watched.
+    public let path: String
+    /// The identifier last read.
+    public private(set) var identifier: String
+    private let fallback: String
+    private let post: (SystemEvent) -> Void
+
+    public init(path: String = "/etc/default/locale", watcher: FileWatcher,
+                post: @escaping (SystemEvent) -> Void) throws(MainLoopError) {
+        self.path = path
+        self.post = post
+        fallback = Self.identifier(fromEnvironmentValue: ProcessEnvironment.value("LC_ALL") ?? ProcessEnvironment.value("LANG") ?? "C")
+        identifier = Self.read(path) ?? fallback
+        try watcher.watch(path) { [unowned self] in self.reload() }
+    }
+
+    /// Re-reads the file and posts the identifier if it changed.
+    public func reload() {
+        let current = Self.read(path) ?? fallback
+        guard current != identifier else { return }
+        identifier = current
+        post(.locale(current))
+    }
+
+    /// The identifier a locale file names (LC_ALL over LANG), or nil.
+    static func read(_ path: String) -> String? {
+        guard let text = try? TextFile.read(path) else { return nil }
+        var values: [String: String] = [:]
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
+            let key = String(trimmed[..<equals])
+            var value = String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace()
+            if value.count >= 2, let first = value.first, first == value.last, first == "\"" || first == "'" {
+                value = String(value.dropFirst().dropLast())
+            }
+            values[key] = value
+        }
+        guard let raw = values["LC_ALL"].flatMap({ $0.isEmpty ? nil : $0 }) ?? values["LANG"].flatMap({ $0.isEmpty ? nil : $0 })
+        else { return nil }
+        return identifier(fromEnvironmentValue: raw)
+    }
+
+    /// `fr_FR.UTF-8@euro` → `fr_FR`; `C`/`POSIX` → `en_US_POSIX`.
+    static func identifier(fromEnvironmentValue value: String) -> String {
+        let base = String(value.prefix { $0 != "." && $0 != "@" })
+        return base == "C" || base == "POSIX" || base.isEmpty ? "en_US_POSIX" : base
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

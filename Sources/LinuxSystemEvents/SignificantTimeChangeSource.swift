@@ -1,0 +1,127 @@
+import CLinux
+import Glibc
+import MainLoop
+import SystemNotifications
+
+/// Posts `significantTimeChange` events from the real system (SPEC §4):
+///
+/// - `clockSet`: CLOCK_REALTIME was set. A timerfd armed far in the future
+///   with `TFD_TIMER_CANCEL_ON_SET` becomes readable with ECANCELED when
+///   the clock is set; it is re-armed each time.
+/// - `midnight`: a loop timer at the next local midnight.
+/// - `timeZone`: the zone identity changed (the zone file was replaced or
+///   relinked, or TZ differs at a check).
+/// - `daylightSaving`: a loop timer at the zone's next DST transition.
+///
+/// Each is re-armed after it fires; a clock set or zone change re-arms the
+/// midnight and DST timers too, since both are wall-clock instants. The
+/// wall clock is injectable for deterministic tests. Loop thread only.
+public final class SignificantTimeChangeSource {
+    private let loop: MainRunLoop
+    private let clock: any WallClock
+    private let post: (SystemEvent) -> Void
+    private var midnightTimer: LoopTimer!
+    private var daylightSavingTimer: LoopTimer!
+    private var clockSetFD: Int32 = -1
+    private var clockSetSource: FileDescriptorSource?
+    private var zoneIdentity: String
+
+    /// - Parameters:
+    ///   - watcher: watches the zone files (`zoneFiles`); nil to skip.
+    ///   - detectClockSet: watch for CLOCK_REALTIME being set (real clock only).
+    ///   - post: receives each event on the loop thread.
+    public init(loop: MainRunLoop, clock: any WallClock, watcher: FileWatcher?,
+                zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"], detectClockSet: Bool = true,
+                post: @escaping (SystemEvent) -> Void) throws(MainLoopError) {
+        self.loop = loop
+        self.clock = clock
+        self.post = post
+        zoneIdentity = clock.zoneIdentity()
+        midnightTimer = loop.makeTimer { [unowned self] in
+            self.post(.significantTimeChange(.midnight))
+            self.armMidnight()
+        }
+        daylightSavingTimer = loop.makeTimer { [unowned self] in
+            self.post(.significantTimeChange(.daylightSaving))
+            self.armDaylightSaving()
+        }
+        if let watcher {
+            for file in zoneFiles {
+                // A missing directory only means that file cannot change here.
+                try? watcher.watch(file) { [unowned self] in self.checkTimeZone() }
+            }
+        }
+        if detectClockSet { try startClockSetDetection() }
+        armMidnight()
+        armDaylightSaving()
+    }
+
+    deinit {
+        if loop.inLoop {
+            midnightTimer.cancel()
+            daylightSavingTimer.cancel()
+        }
+        // After the loop shut down, its sources are already released.
+        if let clockSetSource, !clockSetSource.isRemoved { try? clockSetSource.remove() }
+        if clockSetFD >= 0 { close(clockSetFD) }
+    }
+
+    /// Re-reads the zone (TZ and zone files) and posts `timeZone` if it
+    /// changed. Called on zone file changes; call it after changing TZ.
+    public func checkTimeZone() {
+        let identity = clock.zoneIdentity()
+        guard identity != zoneIdentity else { return }
+        zoneIdentity = identity
+        post(.significantTimeChange(.timeZone))
+        armMidnight()
+        armDaylightSaving()
+    }
+
+    /// When the midnight timer is due, in wall-clock seconds (for tests and logs).
+    public private(set) var nextMidnight: Double = 0
+    /// When the DST timer is due, if the zone has a transition ahead.
+    public private(set) var nextDaylightSavingTransition: Double?
+
+    private func armMidnight() {
+        let now = clock.now()
+        nextMidnight = clock.nextLocalMidnight(after: now)
+        midnightTimer.schedule(after: .seconds(fractional: max(0, nextMidnight - now)))
+    }
+
+    private func armDaylightSaving() {
+        let now = clock.now()
+        nextDaylightSavingTransition = clock.nextDaylightSavingTransition(after: now)
+        if let transition = nextDaylightSavingTransition {
+            daylightSavingTimer.schedule(after: .seconds(fractional: max(0, transition - now)))
+        } else {
+            daylightSavingTimer.cancel()
+        }
+    }
+
+    private func startClockSetDetection() throws(MainLoopError) {
+        clockSetFD = CLinux_realtime_timerfd()
+        guard clockSetFD >= 0 else { throw .system(operation: "timerfd_create", errno: errno) }
+        try armClockSetTimer()
+        clockSetSource = try loop.addFileDescriptor(clockSetFD, interest: .read, priority: .system) { [unowned self] _ in
+            self.clockSetReadable()
+        }
+    }
+
+    private func armClockSetTimer() throws(MainLoopError) {
+        // An absolute expiry far in the future: it never fires, it only gets
+        // cancelled when CLOCK_REALTIME is set.
+        guard CLinux_arm_cancel_on_set(clockSetFD, Int(Int32.max)) == 0 else {
+            throw .system(operation: "timerfd_settime", errno: errno)
+        }
+    }
+
+    private func clockSetReadable() {
+        var expirations: UInt64 = 0
+        let result = read(clockSetFD, &expirations, 8)
+        guard result < 0, errno == ECANCELED else { return }
+        try? armClockSetTimer()
+        post(.significantTimeChange(.clockSet))
+        armMidnight()
+        armDaylightSaving()
+    }
+}

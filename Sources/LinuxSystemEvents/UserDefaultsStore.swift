@@ -1,0 +1,119 @@
+import AppLifecycle
+import Glibc
+import MainLoopJSON
+
+/// User defaults shared between processes: one JSON object per app domain,
+/// in a file (default `$XDG_CONFIG_HOME/mainloop/<domain>.json`, else
+/// `~/.config/mainloop/<domain>.json`).
+///
+/// Writes are read-modify-write under an exclusive `flock` on a sidecar
+/// `.lock` file (so two processes never lose each other's keys) and replace
+/// the file atomically (temp file, fsync, rename; see ``AtomicFile``), so a
+/// crash mid-write leaves the old or the new file, never a torn one. A
+/// corrupt file makes every call throw ``UserDefaultsError/corrupt(path:reason:)``
+/// and is never overwritten. Changes made by any process are noticed by
+/// ``UserDefaultsMonitor``.
+public final class UserDefaultsStore {
+    /// The JSON file.
+    public let path: String
+
+    /// A store backed by `path`.
+    public init(path: String) { self.path = path }
+
+    /// The store of an app domain, at ``defaultPath(domain:)``.
+    public convenience init(domain: String) throws(UserDefaultsError) {
+        self.init(path: try Self.defaultPath(domain: domain))
+    }
+
+    /// `$XDG_CONFIG_HOME/mainloop/<domain>.json` (or under `~/.config`).
+    public static func defaultPath(domain: String) throws(UserDefaultsError) -> String {
+        let allowed = domain.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }
+        guard !domain.isEmpty, allowed, domain != ".", domain != ".." else { throw .invalidDomain(domain) }
+        let base = ProcessEnvironment.value("XDG_CONFIG_HOME") ?? ((ProcessEnvironment.value("HOME") ?? "/root") + "/.config")
+        return "\(base)/mainloop/\(domain).json"
+    }
+
+    // MARK: Reading
+
+    /// Every key and value; an absent file is an empty domain.
+    /// - Throws: ``UserDefaultsError/corrupt(path:reason:)``, ``UserDefaultsError/io(_:)``.
+    public func dictionary() throws(UserDefaultsError) -> JSONObject {
+        let text: String
+        do {
+            text = try TextFile.read(path)
+        } catch {
+            if error.code == ENOENT { return JSONObject() }
+            throw .io(error.description)
+        }
+        if text.allSatisfy(\.isWhitespace) { return JSONObject() }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(text)
+        } catch {
+            throw .corrupt(path: path, reason: "invalid JSON at \(error)")
+        }
+        guard let object = json.objectValue else { throw .corrupt(path: path, reason: "the top level is not an object") }
+        return object
+    }
+
+    /// The value for `key`, or nil.
+    public func value(forKey key: String) throws(UserDefaultsError) -> JSONValue? { try dictionary()[key] }
+    /// The string for `key`, or nil if absent or not a string.
+    public func string(forKey key: String) throws(UserDefaultsError) -> String? { try value(forKey: key)?.stringValue }
+    /// The number for `key`, or nil if absent or not a number.
+    public func double(forKey key: String) throws(UserDefaultsError) -> Double? { try value(forKey: key)?.numberValue }
+    /// The integer for `key`, or nil if absent or not an integral number.
+    public func integer(forKey key: String) throws(UserDefaultsError) -> Int? {
+        guard let number = try double(forKey: key), number == number.rounded(), abs(number) < 9e15 else { return nil }
+        return Int(number)
+    }
+    /// The Bool for `key`, or nil if absent or not a Bool.
+    public func bool(forKey key: String) throws(UserDefaultsError) -> Bool? { try value(forKey: key)?.boolValue }
+
+    // MARK: Writing
+
+    /// Sets `key` to `value` (`.null` is stored as JSON null; use
+    /// ``removeValue(forKey:)`` to delete).
+    public func set(_ value: JSONValue, forKey key: String) throws(UserDefaultsError) {
+        try update { $0[key] = value }
+    }
+
+    /// Removes `key`; removing an absent key leaves the file alone.
+    public func removeValue(forKey key: String) throws(UserDefaultsError) {
+        try update { $0[key] = nil }
+    }
+
+    /// Read-modify-write under the cross-process lock; writes only if the
+    /// object changed.
+    private func update(_ change: (inout JSONObject) -> Void) throws(UserDefaultsError) {
+        try createParentDirectories()
+        let lockPath = path + ".lock"
+        let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { throw .io("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        defer { close(lockFD) }
+        while flock(lockFD, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .io("cannot lock \(lockPath): \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(lockFD, LOCK_UN) }
+        var object = try dictionary()
+        let before = object
+        change(&object)
+        guard object != before || object.orderedKeys != before.orderedKeys else { return }
+        do {
+            try AtomicFile.write(JSONValue.object(object).jsonText + "\n", to: path)
+        } catch {
+            throw .io(error.description)
+        }
+    }
+
+    /// Creates the file's directory (and parents) if missing.
+    func createParentDirectories() throws(UserDefaultsError) {
+        var prefix = ""
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw .io("cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import AppLifecycle
+import ArgumentParser
+import Dispatch
+import Glibc
+import LinuxSystemEvents
+import Logging
+import MainLoop
+import MainLoopJSON
+
+/// `mainloop demo`: the main job for a new user. A real service on the real
+/// libevent loop, driven from outside for a few seconds: it is suspended,
+/// system events of many kinds arrive (over the control socket, through real
+/// file changes and through the user-defaults store as another process would
+/// write them), and on resume each kind arrives once, merged.
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a real service, suspend it, send it events, resume it, and show the merged result."
+    )
+
+    @Option(help: "Pause between steps, in milliseconds.")
+    var pace: Int = 120
+
+    func run() throws {
+        Logging.bootstrapOnce()
+        signal(SIGPIPE, SIG_IGN)
+        let demo = try DemoRun(pace: pace)
+        defer { demo.finish() }
+        try demo.play()
+    }
+}
+
+/// One demo run: a temporary directory, the service on its own loop
+/// thread, and the driver on this thread.
+private final class DemoRun {
+    let timeline = DemoTimeline()
+    let directory: String
+    let socket: String
+    let defaultsFile: String
+    let localeFile: String
+    let zoneFile: String
+    let pace: Int
+    let loopThread: LoopThread
+    /// Another process's view of the defaults (a separate store object).
+    let otherProcessDefaults: UserDefaultsStore
+
+    init(pace: Int) throws {
+        self.pace = pace
+        var template = Array("/tmp/mainloop-demo-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw ValidationError("cannot create a temporary directory") }
+        directory = String(cString: made)
+        socket = directory + "/control.sock"
+        defaultsFile = directory + "/com.example.demo.json"
+        localeFile = directory + "/locale"
+        zoneFile = directory + "/localtime"
+        otherProcessDefaults = UserDefaultsStore(path: defaultsFile)
+        try otherProcessDefaults.set(12, forKey: "fontSize")
+        try otherProcessDefaults.set("light", forKey: "theme")
+        try AtomicFile.write("LANG=en_US.UTF-8\n", to: localeFile)
+        try Self.copy("/usr/share/zoneinfo/Europe/Paris", to: zoneFile)
+
+        loopThread = try LoopThread.start()
+        var options = ServiceOptions(socketPath: socket)
+        options.defaultsFile = defaultsFile
+        options.localeFile = localeFile
+        options.zoneFiles = [zoneFile]
+        options.detectClockSet = true
+        let timeline = self.timeline
+        let started = DispatchSemaphore(value: 0)
+        let failure = FailureBox()
+        let loop = loopThread.loop
+        let serviceOptions = options
+        try loop.execute {
+            do {
+                var logger = Logger(label: "mainloop.demo")
+                logger.logLevel = .warning
+                let host = try ServiceHost(options: serviceOptions, loop: loop, logger: logger) {
+                    timeline.observation($0)
+                }
+                HostBox.current = host
+            } catch {
+                failure.message = "\(error)"
+            }
+            started.signal()
+        }
+        started.wait()
+        if let message = failure.message { throw ValidationError("the demo service failed to start: \(message)") }
+    }
+
+    func play() throws {
+        timeline.heading("MainLoop demo: a real service on libevent, suspended and resumed")
+        timeline.note("control socket  \(socket)")
+        timeline.note("user defaults   \(defaultsFile)")
+        timeline.note("locale file     \(localeFile)   zone file \(zoneFile)")
+
+        timeline.heading("1. Launch and go to the background (nothing keeps the app running, so it is suspended)")
+        try onLoop { try HostBox.current!.start() }
+        try ctl(["lifecycle": "home"], "ctl home")
+
+        timeline.heading("2. While suspended, the system keeps changing. Nothing reaches the app; it is held.")
+        for orientation in ["landscapeLeft", "faceUp", "landscapeRight"] {
+            try ctl(["system": ["orientation": .string(orientation)]], "ctl orientation \(orientation)")
+        }
+        for (key, value) in [("fontSize", JSONValue(14)), ("fontSize", 16), ("theme", "dark"), ("theme", "light")] {
+            timeline.action("another process writes defaults: \(key) = \(value.jsonText)")
+            try otherProcessDefaults.set(value, forKey: key)
+            pause()
+        }
+        for locale in ["fr_FR", "de_DE"] {
+            timeline.action("the locale file changes: LANG=\(locale).UTF-8")
+            try AtomicFile.write("LANG=\(locale).UTF-8\n", to: localeFile)
+            pause()
+        }
+        timeline.action("the time zone file is replaced: Europe/Paris → Asia/Tokyo")
+        try Self.copy("/usr/share/zoneinfo/Asia/Tokyo", to: zoneFile)
+        pause()
+        try ctl(["system": ["significantTimeChange": "clockSet"]],
+                "ctl significantTimeChange clockSet   (injected: really setting the clock needs root)")
+        try ctl(["system": ["batteryState": "charging"]], "ctl batteryState charging")
+        try ctl(["system": ["batteryState": "unplugged"]], "ctl batteryState unplugged   (back to where it was)")
+        try ctl(["input": "tap-1"], "ctl input tap-1")
+        let state = try ctl(["query": "state"], "ctl state")
+        timeline.note("state \(state["state"]?.stringValue ?? "?"), holding \(state["holding"]?.jsonText ?? "?"), "
+                      + "\(state["heldSlots"]?.jsonText ?? "?") held slots (one per kind/subject, however many events)")
+
+        timeline.heading("3. Resume: one merged notification per kind, net change only, before any input")
+        try ctl(["lifecycle": "foreground"], "ctl foreground")
+        try ctl(["input": "tap-2"], "ctl input tap-2")
+
+        timeline.heading("4. Accounting: nothing is lost silently")
+        let stats = try ctl(["query": "stats"], "ctl stats")
+        var held = 0, folded = 0, cancelled = 0, delivered = 0
+        for (_, counters) in stats["kinds"]?.objectValue ?? JSONObject() {
+            held += Int(counters.objectValue?["held"]?.numberValue ?? 0)
+            folded += Int(counters.objectValue?["folded"]?.numberValue ?? 0)
+            cancelled += Int(counters.objectValue?["cancelled"]?.numberValue ?? 0)
+            delivered += Int(counters.objectValue?["deliveredMerged"]?.numberValue ?? 0)
+        }
+        timeline.note("\(held) events held while suspended → \(delivered) notifications on resume "
+                      + "(\(folded) events folded, \(cancelled) cancelled as net zero)")
+
+        timeline.heading("5. Shut down")
+        try onLoop {
+            HostBox.current!.shutdown()
+            HostBox.current = nil  // released on its own loop thread
+        }
+        timeline.note("done")
+    }
+
+    func finish() {
+        // On an early failure the host is still alive: release it on its loop.
+        try? onLoop { HostBox.current = nil }
+        loopThread.stopAndJoin()
+        for name in ["control.sock", "com.example.demo.json", "com.example.demo.json.lock", "locale", "localtime"] {
+            unlink(directory + "/" + name)
+        }
+        rmdir(directory)
+    }
+
+    @discardableResult
+    private func ctl(_ request: JSONValue, _ label: String) throws -> JSONObject {
+        timeline.action(label)
+        let reply = try ControlClient.send(request, to: socket)
+        if reply["ok"] != .bool(true) { timeline.note("reply: \(JSONValue.object(reply).jsonText)") }
+        pause()
+        return reply
+    }
+
+    private func pause() { usleep(useconds_t(pace * 1000)) }
+
+    /// Runs `body` on the service's loop thread and waits for it.
+    private func onLoop(_ body: @escaping @Sendable () throws -> Void) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = FailureBox()
+        try loopThread.loop.execute {
+            do { try body() } catch { failure.message = "\(error)" }
+            done.signal()
+        }
+        done.wait()
+        if let message = failure.message { throw ValidationError(message) }
+    }
+
+    static func copy(_ source: String, to destination: String) throws {
+        let fd = open(source, O_RDONLY)
+        guard fd >= 0 else { throw ValidationError("cannot read \(source) (is tzdata installed?)") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        try AtomicFile.write(bytes, to: destination, mode: 0o644)
+    }
+}
+
+/// The host lives on the loop thread; the driver only reaches it through
+/// `onLoop`, so this box is only touched there (and after the join).
+private enum HostBox {
+    nonisolated(unsafe) static var current: ServiceHost?
+}
+
+/// Carries an error message out of a loop callback; written before the
+/// semaphore is signalled and read after it is waited on.
+private final class FailureBox: @unchecked Sendable {
+    var message: String?
+}

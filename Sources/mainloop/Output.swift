@@ -1,0 +1,31 @@
+import Glibc
+import MainLoopJSON
+
+/// Unbuffered line output: each line reaches the pipe at once (a service's
+/// observations are read live by supervisors and tests).
+enum Output {
+    static func line(_ text: String) { write(STDOUT_FILENO, text + "\n") }
+    static func error(_ text: String) { write(STDERR_FILENO, text + "\n") }
+    static func json(_ object: JSONObject) { line(JSONValue.object(object).jsonText) }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 { if errno == EINTR { continue } else { return } }
+            offset += written
+        }
+    }
+}
+
+/// The default control socket: `$XDG_RUNTIME_DIR/mainloop.sock`, else
+/// `/tmp/mainloop-<uid>.sock`.
+enum DefaultPaths {
+    static var socket: String {
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty {
+            return runtime + "/mainloop.sock"
+        }
+        return "/tmp/mainloop-\(getuid()).sock"
+    }
+}

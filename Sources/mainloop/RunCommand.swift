@@ -1,0 +1,61 @@
+import ArgumentParser
+import Glibc
+import LinuxSystemEvents
+import Logging
+import MainLoop
+
+/// `mainloop run`: the host service on the real loop.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the host service: real time/locale/defaults sources and a control socket.",
+        discussion: """
+            Launches the app at start (in the background with --background), prints every \
+            observation as one JSON line on stdout (SPEC §7 shape; "at" is Unix time), logs to \
+            stderr, and exits cleanly on SIGTERM or SIGINT (willTerminate if the app is running).
+            """
+    )
+
+    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock or /tmp/mainloop-UID.sock).")
+    var socket: String?
+    @Option(help: "User defaults domain (file under $XDG_CONFIG_HOME/mainloop/).")
+    var domain: String = "mainloop"
+    @Option(name: .customLong("defaults-file"), help: "User defaults file (overrides --domain).")
+    var defaultsFile: String?
+    @Option(name: .customLong("locale-file"), help: "Locale file to watch.")
+    var localeFile: String = "/etc/default/locale"
+    @Option(name: .customLong("zone-file"), help: "Time zone file to watch (repeatable).")
+    var zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"]
+    @Flag(help: "Launch in the background (launchInBackground).")
+    var background = false
+
+    func run() throws {
+        Logging.bootstrapOnce()
+        let logger = Logger(label: "mainloop.run")
+        signal(SIGPIPE, SIG_IGN)
+        var options = ServiceOptions(socketPath: socket ?? DefaultPaths.socket)
+        options.domain = domain
+        options.defaultsFile = defaultsFile
+        options.localeFile = localeFile
+        options.zoneFiles = zoneFiles
+        options.background = background
+        let loop = try MainRunLoop()
+        let host = try ServiceHost(options: options, loop: loop, logger: logger) { Output.json($0) }
+        let stop = {
+            host.shutdown()
+            try? loop.stop()
+        }
+        let terminate = try loop.addSignal(SIGTERM, handler: stop)
+        let interrupt = try loop.addSignal(SIGINT, handler: stop)
+        try host.start()
+        try loop.run()
+        try terminate.remove()
+        try interrupt.remove()
+    }
+}
+
+enum Logging {
+    private static let once: Void = LoggingSystem.bootstrap(StreamLogHandler.standardError)
+    /// Logs go to stderr; stdout carries only observations and replies.
+    static func bootstrapOnce() { _ = once }
+}

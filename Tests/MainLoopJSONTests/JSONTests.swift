@@ -1,0 +1,40 @@
+import MainLoopJSON
+import Testing
+
+@Suite struct JSONTests {
+    @Test func parsesAndPrintsEveryValueType() throws {
+        let text = #"{"a":null,"b":true,"c":-12.5,"d":"x\"y\\z\n\u00e9\ud83d\ude00","e":[1,2e3,{}],"f":{"g":[]}}"#
+        let value = try JSONValue.parse(text)
+        #expect(value.objectValue?["c"] == .number(-12.5))
+        #expect(value.objectValue?["d"]?.stringValue == "x\"y\\z\né😀")
+        #expect(try JSONValue.parse(value.jsonText) == value, "printing round-trips")
+        #expect(JSONValue.number(27).jsonText == "27")
+        #expect(JSONValue.number(0.4).jsonText == "0.4")
+    }
+
+    @Test func objectsCompareWithoutKeyOrderButPrintInInsertionOrder() throws {
+        let a = try JSONValue.parse(#"{"x":1,"y":2}"#)
+        let b = try JSONValue.parse(#"{"y":2.0,"x":1}"#)
+        #expect(a == b)
+        #expect(b.jsonText == #"{"y":2,"x":1}"#)
+    }
+
+    @Test(arguments: [
+        ("", "line 1, column 1: unexpected end of input"),
+        ("{\"a\":1,}", "line 1, column 8: expected a string key"),
+        ("[1,\n 2,\n x]", "line 3, column 2: unexpected character 'x'"),
+        ("01", "leading zero"),
+        ("\"abc", "unterminated string"),
+        ("{} {}", "unexpected content after the JSON value"),
+        ("tru", "invalid literal"),
+    ])
+    func syntaxErrorsSayWhereAndWhat(text: String, expected: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(text) }
+        do { _ = try JSONValue.parse(text) } catch { #expect(error.description.contains(expected), "\(error)") }
+    }
+
+    @Test func deepNestingIsRejectedInsteadOfExhaustingTheStack() {
+        let text = String(repeating: "[", count: 100_000)
+        do { _ = try JSONValue.parse(text) } catch { #expect(error.message.contains("nesting deeper")) }
+    }
+}

@@ -1,0 +1,92 @@
+import AppLifecycle
+import MainLoop
+import MainLoopJSON
+import SystemNotifications
+import Testing
+
+@Suite struct ObserverTests {
+    @Test func liveDeliveryIsInArrivalOrderToAllAndPerKindObservers() throws {
+        let h = try CenterHarness()
+        var localeOnly: [String] = []
+        try h.observeAll()
+        try h.center.addObserver(for: .locale) { localeOnly.append(CenterHarness.describe($0)) }
+        try h.app.perform(.launch)
+        try h.post(.locale("fr_FR"), .orientation(.faceUp), .locale("de_DE"))
+        #expect(h.take() == [#"currentLocaleDidChange {"locale":"fr_FR"} x1"#,
+                             #"orientationDidChange {"orientation":"faceUp"} x1"#,
+                             #"currentLocaleDidChange {"locale":"de_DE"} x1"#])
+        #expect(localeOnly.count == 2)
+    }
+
+    @Test func removingObserversWithTokensIncludingDuringDelivery() throws {
+        let h = try CenterHarness()
+        try h.app.perform(.launch)
+        var log: [String] = []
+        var second: NotificationObserverToken!
+        let first = try h.center.addObserver { _ in
+            log.append("first")
+            h.center.removeObserver(second)  // removed mid-delivery: gets nothing further
+        }
+        second = try h.center.addObserver { _ in log.append("second") }
+        try h.post(.proximity(true))
+        #expect(log == ["first"])
+        #expect(h.center.removeObserver(first))
+        #expect(!h.center.removeObserver(first), "a second removal reports an unknown token")
+        try h.post(.proximity(false))
+        #expect(log == ["first"])
+    }
+
+    @Test func systemEventsRunBeforeInputAndAppWorkQueuedEarlier() throws {
+        let h = try CenterHarness()
+        try h.app.perform(.launch)
+        var order: [String] = []
+        try h.center.addObserver { order.append($0.name) }
+        final class Delegate: ApplicationDelegate {
+            var log: (String) -> Void = { _ in }
+            func application(_ application: Application, didReceiveInput input: String) { log("input") }
+        }
+        let delegate = Delegate()
+        delegate.log = { order.append($0) }
+        h.app.delegate = delegate
+        try h.app.post { order.append("app work") }
+        try h.app.deliverInput("tap")
+        try h.center.post(.locale("fr_FR"))
+        try h.loop.runUntilIdle()
+        #expect(order == ["currentLocaleDidChange", "input", "app work"])
+    }
+
+    @Test func eventsFromOtherThreadsAreDeliveredOnTheLoop() throws {
+        let loop = try MainRunLoop()
+        let app = Application(loop: loop)
+        let center = try SystemNotificationCenter(application: app)
+        try app.perform(.launch)
+        var received: [String] = []
+        try center.addObserver {
+            precondition(loop.inLoop)
+            received.append($0.payload["level"]!.jsonText)
+            if received.count == 100 { try? loop.stop() }
+        }
+        let poster = center.poster
+        let thread = PosterThread {
+            for index in 1...100 { try! poster.post(.batteryLevel(Double(index) / 100)) }
+        }
+        try loop.run()
+        thread.join()
+        #expect(received.count == 100)
+        #expect(received.last == "1")
+    }
+
+    @Test func unknownKindsAndMalformedEventsAreRejectedWithoutChangingAnything() throws {
+        let h = try CenterHarness()
+        #expect(throws: NotificationCenterError.unknownKind("weather")) {
+            try h.center.post(SystemEvent(kind: "weather", value: "rain"))
+        }
+        #expect(throws: NotificationCenterError.self) { _ = try h.center.decodeEvent(["orientation": "sideways"]) }
+        #expect(throws: NotificationCenterError.self) { _ = try h.center.decodeEvent(["orientation": "faceUp", "locale": "x"]) }
+        #expect(throws: NotificationCenterError.appRunning) {
+            try h.app.perform(.launch)
+            try h.center.setInitialValue(.locale("x"))
+        }
+        #expect(try h.center.currentValue(of: .orientation) == "portrait")
+    }
+}
