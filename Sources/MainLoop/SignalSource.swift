@@ -1,4 +1,5 @@
 import CLibevent
+import Glibc
 
 private let signalTrampoline: event_callback_fn = { signal, _, context in
     let source = Unmanaged<SignalSource>.fromOpaque(context!).takeUnretainedValue()
@@ -10,6 +11,10 @@ private let signalTrampoline: event_callback_fn = { signal, _, context in
 ///
 /// libevent catches the signal with its own handler and forwards it through
 /// a socketpair, so the callback runs in normal (not async-signal) context.
+/// Adding a source also unblocks the signal on the loop thread: a process
+/// started with the signal blocked (a mask inherited from its parent, as
+/// Foundation's `Process` and some supervisors leave it) would otherwise
+/// never see it.
 /// libevent allows only one event base per process to own signals: add
 /// signal sources to one loop only. Loop thread only.
 public final class SignalSource: LoopRegistered {
@@ -36,6 +41,10 @@ public final class SignalSource: LoopRegistered {
             throw systemError("event_add for signal \(signalNumber)")
         }
         event = created
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Stops handling the signal; libevent restores the previous disposition.

@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+
+/// A fresh temporary directory, removed on deinit.
+final class TemporaryDirectory {
+    let path: String
+    init() {
+        var template = Array("/tmp/mainloop-test-XXXXXX".utf8CString)
+        path = String(cString: mkdtemp(&template)!)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// The `mainloop` executable built beside this test bundle.
+enum BuiltTool {
+    static var path: String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        // The xctest bundle may be a directory (…/MainLoopPackageTests.xctest/…) or a file.
+        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("mainloop").path
+    }
+
+    /// Runs `mainloop ARGS...` to completion.
+    @discardableResult
+    static func run(_ arguments: [String], environment: [String: String] = [:], prefix: [String] = []) throws
+        -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        if prefix.isEmpty {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: prefix[0])
+            process.arguments = Array(prefix.dropFirst()) + [path] + arguments
+        }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}
+
+/// Polls `condition` up to `timeout` seconds.
+func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// Writes a file atomically enough for tests (write + rename).
+func writeFile(_ path: String, _ text: String) {
+    try! text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+    rename(path + ".tmp", path)
+}
+
+func copyFile(_ source: String, _ destination: String) {
+    let data = FileManager.default.contents(atPath: source)!
+    _ = FileManager.default.createFile(atPath: destination + ".tmp", contents: data)
+    rename(destination + ".tmp", destination)
+}
