@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks for MainLoop: Debian's libevent-dev
+# (the event loop) and tzdata (zone files for the time-zone source and the
+# demo). Safe to run again: it installs only what is missing.
+set -euo pipefail
+missing=()
+dpkg -s libevent-dev >/dev/null 2>&1 || missing+=(libevent-dev)
+[ -e /usr/share/zoneinfo/Europe/Paris ] || missing+=(tzdata)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
