@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SystemNotifications", targets: ["SystemNotifications"]),
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
         .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
+        .library(name: "MainLoopJSON", targets: ["MainLoopJSON"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [

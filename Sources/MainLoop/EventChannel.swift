@@ -1,7 +1,6 @@
 import CLibevent
 import Glibc
 
-
 /// The non-generic part of a channel, so one C trampoline can reach every
 /// `EventChannel<Value>` through a vtable call instead of a dynamic cast.
 public class ChannelBase: LoopRegistered {
@@ -34,39 +33,52 @@ private let remoteTrampoline: event_callback_fn = { _, _, context in
 /// made while draining run in the next round, so fd and timer events are not
 /// starved) and stops early when higher-priority work becomes ready.
 ///
-/// Create channels with ``MainRunLoop/makeChannel(of:priority:handler:)``.
+/// The post path and the drain loops are `@inlinable`: a channel is created
+/// by ``MainRunLoop/makeChannel(of:priority:handler:)`` in the caller's
+/// module, which passes drain functions specialized for `Value`, so no
+/// generic-metadata lookups happen per event.
 public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
-    private struct Inbox {
-        var items: [Value] = []
-        var wakePending = false
-        var closed = false
+    @usableFromInline
+    struct Inbox {
+        @usableFromInline var items: [Value] = []
+        @usableFromInline var wakePending = false
+        @usableFromInline var closed = false
+        @usableFromInline init() {}
     }
 
     /// The priority at which this channel's events are handled.
     public let priority: LoopPriority
 
-    private let core: LoopCore
+    @usableFromInline let core: LoopCore
     /// Runs each event; loop thread only.
-    private let handler: (Value) -> Void
+    @usableFromInline let handler: (Value) -> Void
     /// Events posted on the loop thread (and remote ones, once received).
     /// Loop thread only.
-    private var local = RingBuffer<Value>()
-    /// Loop thread only.
-    private var drainScheduled = false
-    private var drainEvent: OpaquePointer?
+    @usableFromInline let ring = RingBuffer<Value>()
+    /// Loop thread only (hence no dynamic exclusivity check).
+    @exclusivity(unchecked) @usableFromInline var drainScheduled = false
     /// Events posted from other threads; protected by its own mutex.
-    private let inbox = LockedValue(Inbox())
+    @usableFromInline let inbox = LockedValue(Inbox())
     /// The array swapped with the inbox's; loop thread only.
-    private var spare: [Value] = []
+    @exclusivity(unchecked) @usableFromInline var spare: [Value] = []
     /// Written by remote posters (once per batch), read by the loop.
-    private let wakeFD: Int32
+    @usableFromInline let wakeFD: Int32
+    private var drainEvent: OpaquePointer?
     private var wakeEvent: OpaquePointer?
+    /// The specialized drain and receive loops (see the type's doc).
+    private let drainer: (EventChannel<Value>) -> Void
+    private let receiver: (EventChannel<Value>) -> Void
 
-    init(core: LoopCore, priority: LoopPriority, handler: @escaping (Value) -> Void) throws(MainLoopError) {
+    @usableFromInline
+    init(core: LoopCore, priority: LoopPriority, handler: @escaping (Value) -> Void,
+         drainer: @escaping (EventChannel<Value>) -> Void,
+         receiver: @escaping (EventChannel<Value>) -> Void) throws(MainLoopError) {
         guard let base = core.base else { throw .shutDown }
         self.core = core
         self.priority = priority
         self.handler = handler
+        self.drainer = drainer
+        self.receiver = receiver
         let fd = CLibevent_eventfd_nonblocking()
         guard fd >= 0 else { throw systemError("eventfd") }
         self.wakeFD = fd
@@ -90,22 +102,23 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     ///
     /// - Precondition: called on the loop thread.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
-    @inline(__always)
+    @inlinable
     public func postInLoop(_ value: Value) throws(MainLoopError) {
         precondition(core.isLoopThread, "EventChannel.postInLoop called off the loop thread")
-        guard !core.isShutDown else { throw .shutDown }
-        local.append(value)
+        guard core.base != nil else { throw .shutDown }
+        ring.append(value)
         if !drainScheduled { scheduleDrain() }
     }
 
     /// Queues `value` without the Sendable check; the executor uses this for
     /// jobs, which the runtime guarantees are safe to move between threads.
-    @inline(__always)
+    @inlinable
     func postFromAnyThread(_ value: Value) throws(MainLoopError) {
         if core.isLoopThread {
             try postInLoop(value)
             return
         }
+        let fd = wakeFD
         try inbox.withLock { (inbox: inout Inbox) throws(MainLoopError) in
             guard !inbox.closed else { throw .shutDown }
             inbox.items.append(value)
@@ -114,44 +127,60 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
             // One eventfd write per batch. It happens under the lock so that
             // shutdown cannot close the fd between the check and the write.
             var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+            _ = write(fd, &one, 8)
         }
     }
 
-    private func scheduleDrain() {
+    @usableFromInline
+    func scheduleDrain() {
         drainScheduled = true
         core.drainActivated(priority)
         event_active(drainEvent, 0, 0)
     }
 
-    override func drainLocal() {
+    override func drainLocal() { drainer(self) }
+    override func receiveRemote() { receiver(self) }
+
+    /// The drain loop, specialized per `Value` by the caller of `makeChannel`.
+    @inlinable
+    static func drain(_ channel: EventChannel<Value>) {
+        let core = channel.core, ring = channel.ring, handler = channel.handler, priority = channel.priority
         core.drainStarted(priority)
-        var budget = local.count
-        while budget > 0, let value = local.popFirst() {
-            budget -= 1
+        var budget = ring.count
+        while budget > 0, let value = ring.popFirst() {
+            budget &-= 1
             handler(value)
             core.workCounter &+= 1
-            if core.isShutDown { return }
+            if core.base == nil { return }
             if core.hasPendingWork(above: priority) { break }
         }
-        drainScheduled = false
-        if !local.isEmpty { scheduleDrain() }
+        channel.drainScheduled = false
+        if !ring.isEmpty { channel.scheduleDrain() }
     }
 
-    override func receiveRemote() {
+    /// Moves a batch of remote posts into the ring, specialized per `Value`.
+    @inlinable
+    static func receive(_ channel: EventChannel<Value>) {
         var counter: UInt64 = 0
         // Read (reset) the eventfd *before* taking the batch: a post that
         // lands after the swap then writes the fd again and is not lost.
-        _ = read(wakeFD, &counter, 8)
-        inbox.withLock { inbox in
-            swap(&inbox.items, &spare)
+        _ = read(channel.wakeFD, &counter, 8)
+        var batch = channel.spare
+        channel.spare = []
+        channel.inbox.withLock { inbox in
+            swap(&inbox.items, &batch)
             inbox.wakePending = false
         }
-        guard !spare.isEmpty else { return }
-        for value in spare { local.append(value) }
-        spare.removeAll(keepingCapacity: true)
-        core.workCounter &+= 1
-        if !drainScheduled { scheduleDrain() }
+        guard !batch.isEmpty else {
+            channel.spare = batch
+            return
+        }
+        let ring = channel.ring
+        for value in batch { ring.append(value) }
+        batch.removeAll(keepingCapacity: true)
+        channel.spare = batch
+        channel.core.workCounter &+= 1
+        if !channel.drainScheduled { channel.scheduleDrain() }
     }
 
     override func releaseLoopResources() {
@@ -164,7 +193,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         if let wakeEvent { event_free(wakeEvent) }
         drainEvent = nil
         wakeEvent = nil
-        local.removeAll()
+        ring.removeAll()
         close(wakeFD)
     }
 }
@@ -174,7 +203,7 @@ extension EventChannel where Value: Sendable {
     /// in-loop path; elsewhere it is the batched cross-thread path.
     ///
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
-    @inline(__always)
+    @inlinable
     public func post(_ value: Value) throws(MainLoopError) {
         try postFromAnyThread(value)
     }

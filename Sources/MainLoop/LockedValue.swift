@@ -6,12 +6,15 @@ import Glibc
 /// with raw futex system calls, which ThreadSanitizer cannot see, so every
 /// correctly locked access would be reported as a race under
 /// `swift test --sanitize=thread`. An uncontended pthread mutex costs about
-/// the same (a futex fast path in glibc).
+/// the same (a futex fast path in glibc). `@inlinable` so the cross-thread
+/// post path is specialized in the caller.
+@usableFromInline
 final class LockedValue<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Guarded by `mutex`.
-    private var value: Value
+    @usableFromInline var value: Value
 
+    @usableFromInline
     init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
@@ -25,7 +28,7 @@ final class LockedValue<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -6,21 +6,27 @@ import Glibc
 /// Channels and sources keep a strong reference to the core rather than to
 /// the loop, so the loop can own them (to free them at shutdown) without a
 /// reference cycle. Every mutable field is touched on the loop thread only.
+///
+/// Fields read or written for every event are `@exclusivity(unchecked)`:
+/// the loop's one-thread rule already guarantees exclusive access, and the
+/// dynamic checks Swift would otherwise run on class properties measured as
+/// the largest single cost of a post→run (see README, Performance).
+@usableFromInline
 final class LoopCore: @unchecked Sendable {
     /// The thread the loop belongs to (the thread that created it). Immutable.
-    let owner: pthread_t
+    @usableFromInline let owner: pthread_t
 
     /// The libevent base; nil once the loop is shut down. Loop thread only.
-    var base: OpaquePointer?
+    @exclusivity(unchecked) @usableFromInline var base: OpaquePointer?
 
     /// How many drain events are activated and not yet run, per priority.
     /// A drain stops between items when a higher priority has one pending.
     /// Loop thread only.
-    private var activeDrains: (Int, Int, Int) = (0, 0, 0)
+    @exclusivity(unchecked) @usableFromInline var activeDrains: (Int, Int, Int) = (0, 0, 0)
 
     /// Bumped for every callback, item or timer the loop runs; `runUntilIdle`
     /// stops after a pass that did not move it. Loop thread only.
-    var workCounter: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var workCounter: UInt64 = 0
 
     init(base: OpaquePointer) {
         self.owner = pthread_self()
@@ -28,12 +34,13 @@ final class LoopCore: @unchecked Sendable {
     }
 
     /// True on the loop's own thread.
-    @inline(__always)
+    @inlinable
     var isLoopThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
 
+    @inlinable
     var isShutDown: Bool { base == nil }
 
-    @inline(__always)
+    @usableFromInline
     func drainActivated(_ priority: LoopPriority) {
         switch priority {
         case .system: activeDrains.0 += 1
@@ -42,7 +49,7 @@ final class LoopCore: @unchecked Sendable {
         }
     }
 
-    @inline(__always)
+    @inlinable
     func drainStarted(_ priority: LoopPriority) {
         switch priority {
         case .system: activeDrains.0 -= 1
@@ -52,7 +59,7 @@ final class LoopCore: @unchecked Sendable {
     }
 
     /// Whether ready work of a strictly higher priority is waiting.
-    @inline(__always)
+    @inlinable
     func hasPendingWork(above priority: LoopPriority) -> Bool {
         switch priority {
         case .system: return false

@@ -40,7 +40,7 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Whether this loop runs on the manual clock.
     public let isDeterministic: Bool
-    let core: LoopCore
+    @usableFromInline let core: LoopCore
     private let runState = LockedValue(RunState())
 
     /// The manual clock (deterministic loops). Loop thread.
@@ -94,7 +94,8 @@ public final class MainRunLoop: @unchecked Sendable {
                   CLibevent_add(controlEvent) == 0
             else { throw systemError("creating the loop's libevent events") }
             for priority in LoopPriority.allCases {
-                let channel = try EventChannel<() -> Void>(core: core, priority: priority) { $0() }
+                let channel = try EventChannel<() -> Void>(core: core, priority: priority, handler: { $0() },
+                                                            drainer: EventChannel.drain, receiver: EventChannel.receive)
                 jobChannels.append(channel)
                 registered[ObjectIdentifier(channel)] = channel
             }
@@ -136,12 +137,20 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Creates a typed channel: values posted to it are handed to `handler`
     /// on the loop thread, in post order, with no allocation per value.
     /// - Precondition: called on the loop thread.
+    @inlinable
     public func makeChannel<Value>(of type: Value.Type = Value.self, priority: LoopPriority = .app,
                                    handler: @escaping (Value) -> Void) throws(MainLoopError) -> EventChannel<Value> {
         preconditionInLoop()
-        let channel = try EventChannel<Value>(core: core, priority: priority, handler: handler)
-        registered[ObjectIdentifier(channel)] = channel
+        // Inlined into the caller, so the drain loops are specialized there.
+        let channel = try EventChannel<Value>(core: core, priority: priority, handler: handler,
+                                              drainer: EventChannel<Value>.drain, receiver: EventChannel<Value>.receive)
+        register(channel)
         return channel
+    }
+
+    @usableFromInline
+    func register(_ channel: ChannelBase) {
+        registered[ObjectIdentifier(channel)] = channel
     }
 
     // MARK: Sources

@@ -16,114 +16,104 @@ struct HeldSlot {
 /// The held queue of SPEC §4: O(1) per event, memory bounded by kinds and
 /// subjects, never by the number of events.
 ///
-/// One slot per kind (and per subject for keyed kinds) keeps the value at
-/// suspension, the current value, the sequence number of the first held
-/// event and a count: the idempotent pending slot of sd-event's
-/// `source_set_pending`, ordered by first arrival. Pure data, no loop.
-struct HeldNotificationQueue {
-    /// Per kind slot: the kind-level slot (lastValue, latestEvent; for
-    /// keyDiff only its order and count).
-    private var kindSlots: [HeldSlot?] = []
-    /// Per kind slot: subject slots of keyed kinds.
-    private var subjectSlots: [[String: HeldSlot]] = []
+/// One slot per kind (and per subject for keyed kinds, inside that kind's
+/// ``KindState``) keeps the value at suspension, the current value, the
+/// sequence number of the first held event and a count: the idempotent
+/// pending slot of sd-event's `source_set_pending`, ordered by first
+/// arrival. Pure data, no loop; loop thread only, so its fields skip
+/// dynamic exclusivity checks (see ``KindTable``).
+final class HeldNotificationQueue {
     /// Kind slots with something held, so flush touches only those.
-    private var activeKinds: [Int] = []
-    private var nextSequence: UInt64 = 0
-
-    /// Makes room for one more kind.
-    mutating func addKind() {
-        kindSlots.append(nil)
-        subjectSlots.append([:])
-    }
+    @exclusivity(unchecked) private(set) var activeKinds: [Int] = []
+    @exclusivity(unchecked) private var nextSequence: UInt64 = 0
 
     /// How many slots hold something (kinds plus subjects): the memory bound.
-    var occupiedSlotCount: Int {
-        activeKinds.reduce(0) { $0 + (kindSlots[$1] == nil ? 0 : 1) + subjectSlots[$1].count }
+    func occupiedSlotCount(in table: KindTable) -> Int {
+        activeKinds.reduce(0) { total, slot in
+            total + (table[slot].pointee.held == nil ? 0 : 1) + table[slot].pointee.heldSubjects.count
+        }
     }
 
-    var isEmpty: Bool { activeKinds.isEmpty }
-
-    /// Holds one change: `previous` is the value before it, `new` after it.
-    mutating func hold(slot: Int, shape: CoalescingRule.Shape, subject: String?, previous: JSONValue, new: JSONValue) {
+    /// Holds one change of `kind` (at `slot`): `previous` is the value
+    /// before it, `new` after it.
+    func hold(_ kind: UnsafeMutablePointer<KindState>, slot: Int, subject: String?,
+              previous: JSONValue, new: JSONValue) {
         let sequence = nextSequence
         nextSequence &+= 1
-        if kindSlots[slot] == nil {
-            kindSlots[slot] = HeldSlot(atSuspension: previous, current: new, firstSequence: sequence, count: 1)
+        if kind.pointee.held == nil {
+            kind.pointee.held = HeldSlot(atSuspension: previous, current: new, firstSequence: sequence, count: 1)
             activeKinds.append(slot)
         } else {
-            kindSlots[slot]!.current = new
-            kindSlots[slot]!.count += 1
+            kind.pointee.held!.current = new
+            kind.pointee.held!.count &+= 1
         }
-        guard shape == .keyDiff || shape == .perSubject, let subject else { return }
-        if subjectSlots[slot][subject] == nil {
-            subjectSlots[slot][subject] = HeldSlot(atSuspension: previous, current: new, firstSequence: sequence, count: 1)
+        guard kind.pointee.rule.isKeyed, let subject else { return }
+        if kind.pointee.heldSubjects[subject] == nil {
+            kind.pointee.heldSubjects[subject] = HeldSlot(atSuspension: previous, current: new, firstSequence: sequence, count: 1)
         } else {
-            subjectSlots[slot][subject]!.current = new
-            subjectSlots[slot][subject]!.count += 1
+            kind.pointee.heldSubjects[subject]!.current = new
+            kind.pointee.heldSubjects[subject]!.count &+= 1
         }
     }
 
     /// Resolves everything held into notifications, in order of each kind's
     /// (or subject's) first held event, and updates the counters.
-    mutating func flush(rules: [CoalescingRule], counters: inout [NotificationCounters]) -> [SystemNotification] {
-        var ordered: [(sequence: UInt64, notification: SystemNotification)] = []
+    func flush(_ table: KindTable) -> [(slot: Int, notification: SystemNotification)] {
+        var ordered: [(sequence: UInt64, slot: Int, notification: SystemNotification)] = []
         for slot in activeKinds {
-            let rule = rules[slot]
-            guard let kindSlot = kindSlots[slot] else { continue }
+            let kind = table[slot]
+            let rule = kind.pointee.rule
+            guard let kindSlot = kind.pointee.held else { continue }
+            func deliver(_ subject: String?, _ value: JSONValue, merged: Int, sequence: UInt64) {
+                ordered.append((sequence, slot, SystemNotification(kind: rule.kind, subject: subject, value: value,
+                                                                   merged: merged, rule: rule)))
+                kind.pointee.counters.deliveredMerged += 1
+                kind.pointee.counters.folded += merged
+            }
             switch rule.shape {
             case .lastValue, .latestEvent:
-                let changed = rule.shape == .latestEvent || kindSlot.current != kindSlot.atSuspension
-                if changed {
-                    ordered.append((kindSlot.firstSequence, SystemNotification(
-                        kind: rule.kind, subject: nil, value: kindSlot.current, merged: kindSlot.count, rule: rule)))
-                    counters[slot].deliveredMerged += 1
-                    counters[slot].folded += kindSlot.count
+                if rule.shape == .latestEvent || kindSlot.current != kindSlot.atSuspension {
+                    deliver(nil, kindSlot.current, merged: kindSlot.count, sequence: kindSlot.firstSequence)
                 } else {
-                    counters[slot].cancelled += kindSlot.count
+                    kind.pointee.counters.cancelled += kindSlot.count
                 }
             case .keyDiff:
                 var changes = JSONObject()
-                for (key, held) in subjectSlots[slot].sorted(by: { $0.value.firstSequence < $1.value.firstSequence })
+                for (key, held) in kind.pointee.heldSubjects.sorted(by: { $0.value.firstSequence < $1.value.firstSequence })
                 where held.current != held.atSuspension {
                     changes[key] = held.current
                 }
                 if changes.isEmpty {
-                    counters[slot].cancelled += kindSlot.count
+                    kind.pointee.counters.cancelled += kindSlot.count
                 } else {
-                    ordered.append((kindSlot.firstSequence, SystemNotification(
-                        kind: rule.kind, subject: nil, value: .object(changes), merged: kindSlot.count, rule: rule)))
-                    counters[slot].deliveredMerged += 1
-                    counters[slot].folded += kindSlot.count
+                    deliver(nil, .object(changes), merged: kindSlot.count, sequence: kindSlot.firstSequence)
                 }
             case .perSubject:
-                for (subject, held) in subjectSlots[slot] {
+                for (subject, held) in kind.pointee.heldSubjects {
                     if held.current != held.atSuspension {
-                        ordered.append((held.firstSequence, SystemNotification(
-                            kind: rule.kind, subject: subject, value: held.current, merged: held.count, rule: rule)))
-                        counters[slot].deliveredMerged += 1
-                        counters[slot].folded += held.count
+                        deliver(subject, held.current, merged: held.count, sequence: held.firstSequence)
                     } else {
-                        counters[slot].cancelled += held.count
+                        kind.pointee.counters.cancelled += held.count
                     }
                 }
             }
         }
-        clear()
-        return ordered.sorted { $0.sequence < $1.sequence }.map(\.notification)
+        clear(table)
+        return ordered.sorted { $0.sequence < $1.sequence }.map { ($0.slot, $0.notification) }
     }
 
     /// Drops everything held (the app died), counting it as discarded.
-    mutating func discard(counters: inout [NotificationCounters]) {
+    func discard(_ table: KindTable) {
         for slot in activeKinds {
-            counters[slot].discarded += kindSlots[slot]?.count ?? 0
+            table[slot].pointee.counters.discarded += table[slot].pointee.held?.count ?? 0
         }
-        clear()
+        clear(table)
     }
 
-    private mutating func clear() {
+    private func clear(_ table: KindTable) {
         for slot in activeKinds {
-            kindSlots[slot] = nil
-            subjectSlots[slot].removeAll(keepingCapacity: true)
+            table[slot].pointee.held = nil
+            table[slot].pointee.heldSubjects.removeAll(keepingCapacity: true)
         }
         activeKinds.removeAll(keepingCapacity: true)
     }

@@ -10,7 +10,7 @@ final class ObserverEntry {
     /// The kind slot observed, or -1 for every kind.
     let slot: Int
     let body: (SystemNotification) -> Void
-    var isActive = true
+    @exclusivity(unchecked) var isActive = true
 
     init(token: NotificationObserverToken, slot: Int, body: @escaping (SystemNotification) -> Void) {
         self.token = token

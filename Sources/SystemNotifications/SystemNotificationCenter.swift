@@ -8,30 +8,28 @@ import MainLoopJSON
 /// merged notification per kind (per subject for keyed kinds), in order of
 /// each kind's first held event (SPEC §4).
 ///
-/// Events enter through ``post(_:)`` (any thread) on a typed channel at
-/// system priority, so they run before input and app work and cost no
-/// allocation. The center follows the lifecycle as a
-/// ``LifecycleParticipant``: holding starts at `suspended` and ends at the
+/// Events enter through ``post(_:)`` (loop thread) or a ``poster`` (any
+/// thread) on a typed channel at system priority, so they run before input
+/// and app work and cost no allocation. The center follows the lifecycle as
+/// a ``LifecycleParticipant``: holding starts at `suspended` and ends at the
 /// resume point of a `foreground` or `wake`; a kill discards what is held.
 ///
-/// Loop thread only, except ``post(_:)``.
+/// Loop thread only, except the ``poster``.
 public final class SystemNotificationCenter: LifecycleParticipant {
-    private enum Mode { case notRunning, live, holding }
+    enum Mode { case notRunning, live, holding }
 
     /// The application whose lifecycle gates delivery.
     public let application: Application
-    /// Rules by kind slot (the twelve standard kinds first).
-    private(set) var rules: [CoalescingRule] = []
+    /// Per-kind rules, values, counters and held slots, by slot (the twelve
+    /// standard kinds first).
+    private let table = KindTable()
+    private let held = HeldNotificationQueue()
+    /// Read for every event; loop thread only, so no dynamic exclusivity
+    /// check (see ``KindTable``).
+    @exclusivity(unchecked) private var mode = Mode.notRunning
     private var slotsByName: [String: Int] = [:]
-    /// The system's current values: per kind slot, and per subject for
-    /// keyed kinds (an absent subject has the rule's default value).
-    private var plainValues: [JSONValue] = []
-    private var keyedValues: [[String: JSONValue]] = []
-    private var held = HeldNotificationQueue()
-    private var counters: [NotificationCounters] = []
-    private var observers: [ObserverEntry] = []
+    @exclusivity(unchecked) private var observers: [ObserverEntry] = []
     private var nextObserverID = 0
-    private var mode = Mode.notRunning
     private var channel: EventChannel<SystemEvent>!
     /// Events posted from other threads for kinds that are not registered.
     public private(set) var unknownKindEvents = 0
@@ -63,26 +61,23 @@ public final class SystemNotificationCenter: LifecycleParticipant {
 
     @discardableResult
     private func add(_ rule: CoalescingRule) -> NotificationKind {
-        let slot = rules.count
-        rules.append(rule)
+        let slot = table.append(KindState(rule: rule))
         slotsByName[rule.kind.name] = slot
-        plainValues.append(rule.defaultValue)
-        keyedValues.append([:])
-        counters.append(NotificationCounters())
-        held.addKind()
         return NotificationKind(name: rule.kind.name, slot: slot)
     }
 
     /// Every registered kind, in slot order.
-    public var kinds: [NotificationKind] { rules.enumerated().map { NotificationKind(name: $1.kind.name, slot: $0) } }
+    public var kinds: [NotificationKind] {
+        (0..<table.count).map { NotificationKind(name: table[$0].pointee.rule.kind.name, slot: $0) }
+    }
 
     /// The rule for a kind.
     public func rule(for kind: NotificationKind) throws(NotificationCenterError) -> CoalescingRule {
-        rules[try slot(of: kind)]
+        table[try slot(of: kind)].pointee.rule
     }
 
     private func slot(of kind: NotificationKind) throws(NotificationCenterError) -> Int {
-        if kind.slot >= 0, kind.slot < rules.count, rules[kind.slot].kind.name == kind.name { return kind.slot }
+        if kind.slot >= 0, kind.slot < table.count, table[kind.slot].pointee.rule.kind.name == kind.name { return kind.slot }
         guard let slot = slotsByName[kind.name] else { throw .unknownKind(kind.name) }
         return slot
     }
@@ -96,7 +91,7 @@ public final class SystemNotificationCenter: LifecycleParticipant {
         guard let object = json.objectValue, object.count == 1, let (name, payload) = object.first(where: { _ in true }) else {
             throw .notASingleEvent("got \(json.jsonText)")
         }
-        let rule = rules[try slot(of: NotificationKind(name))]
+        let rule = table[try slot(of: NotificationKind(name))].pointee.rule
         do {
             return try rule.decodeEvent(payload)
         } catch {
@@ -125,40 +120,41 @@ public final class SystemNotificationCenter: LifecycleParticipant {
             unknownKindEvents += 1
             return
         }
-        let rule = rules[slot]
-        counters[slot].received += 1
+        let kind = table[slot]
+        kind.pointee.counters.received &+= 1
+        let rule = kind.pointee.rule
         let previous: JSONValue
         if rule.isKeyed {
             guard let subject = event.subject else {
-                counters[slot].ignoredUnchanged += 1
+                kind.pointee.counters.ignoredUnchanged &+= 1
                 return
             }
-            previous = keyedValues[slot][subject] ?? rule.defaultValue
+            previous = kind.pointee.subjects[subject] ?? rule.defaultValue
             guard previous != event.value else {
-                counters[slot].ignoredUnchanged += 1
+                kind.pointee.counters.ignoredUnchanged &+= 1
                 return
             }
             // An absent subject has the default value, so storing defaults
             // would only grow memory.
-            keyedValues[slot][subject] = event.value == rule.defaultValue ? nil : event.value
+            kind.pointee.subjects[subject] = event.value == rule.defaultValue ? nil : event.value
         } else {
-            previous = plainValues[slot]
+            previous = kind.pointee.value
             guard rule.shape == .latestEvent || previous != event.value else {
-                counters[slot].ignoredUnchanged += 1
+                kind.pointee.counters.ignoredUnchanged &+= 1
                 return
             }
-            plainValues[slot] = event.value
+            kind.pointee.value = event.value
         }
         switch mode {
         case .notRunning:
-            counters[slot].changedWhileNotRunning += 1
+            kind.pointee.counters.changedWhileNotRunning &+= 1
         case .live:
-            counters[slot].deliveredLive += 1
+            kind.pointee.counters.deliveredLive &+= 1
             deliver(SystemNotification(kind: rule.kind, subject: event.subject, value: event.value, merged: 1, rule: rule),
                     slot: slot)
         case .holding:
-            counters[slot].held += 1
-            held.hold(slot: slot, shape: rule.shape, subject: event.subject, previous: previous, new: event.value)
+            kind.pointee.counters.held &+= 1
+            held.hold(kind, slot: slot, subject: event.subject, previous: previous, new: event.value)
         }
     }
 
@@ -170,12 +166,13 @@ public final class SystemNotificationCenter: LifecycleParticipant {
 
     // MARK: Current values
 
-    /// The system's current value of a kind (for keyed kinds, of a subject).
+    /// The system's current value of a kind (for keyed kinds, of a subject,
+    /// or an object of every subject that differs from the default).
     public func currentValue(of kind: NotificationKind, subject: String? = nil) throws(NotificationCenterError) -> JSONValue {
-        let slot = try slot(of: kind)
-        guard rules[slot].isKeyed else { return plainValues[slot] }
-        guard let subject else { return .object(JSONObject(keyedValues[slot].sorted { $0.key < $1.key })) }
-        return keyedValues[slot][subject] ?? rules[slot].defaultValue
+        let state = table[try slot(of: kind)]
+        guard state.pointee.rule.isKeyed else { return state.pointee.value }
+        guard let subject else { return .object(JSONObject(state.pointee.subjects.sorted { $0.key < $1.key })) }
+        return state.pointee.subjects[subject] ?? state.pointee.rule.defaultValue
     }
 
     /// Sets the system's current value without any notification: the
@@ -185,12 +182,14 @@ public final class SystemNotificationCenter: LifecycleParticipant {
     public func setInitialValue(_ event: SystemEvent) throws(NotificationCenterError) {
         application.loop.preconditionInLoop()
         guard application.state == .notRunning else { throw .appRunning }
-        let slot = try slot(of: event.kind)
-        if rules[slot].isKeyed {
-            guard let subject = event.subject else { throw .malformedEvent(EventDecodingError(kind: event.kind, problem: "missing subject")) }
-            keyedValues[slot][subject] = event.value == rules[slot].defaultValue ? nil : event.value
+        let state = table[try slot(of: event.kind)]
+        if state.pointee.rule.isKeyed {
+            guard let subject = event.subject else {
+                throw .malformedEvent(EventDecodingError(kind: event.kind, problem: "missing subject"))
+            }
+            state.pointee.subjects[subject] = event.value == state.pointee.rule.defaultValue ? nil : event.value
         } else {
-            plainValues[slot] = event.value
+            state.pointee.value = event.value
         }
     }
 
@@ -224,16 +223,16 @@ public final class SystemNotificationCenter: LifecycleParticipant {
 
     /// Counters per kind, in slot order.
     public var statistics: [(kind: NotificationKind, counters: NotificationCounters)] {
-        zip(kinds, counters).map { ($0, $1) }
+        kinds.map { ($0, table[$0.slot].pointee.counters) }
     }
 
     /// The counters of one kind.
     public func counters(for kind: NotificationKind) throws(NotificationCenterError) -> NotificationCounters {
-        counters[try slot(of: kind)]
+        table[try slot(of: kind)].pointee.counters
     }
 
     /// How many held slots are occupied (bounded by kinds and subjects).
-    public var heldSlotCount: Int { held.occupiedSlotCount }
+    public var heldSlotCount: Int { held.occupiedSlotCount(in: table) }
 
     /// Whether the center is holding (the app is suspended and not yet resumed).
     public var isHolding: Bool { mode == .holding }
@@ -252,13 +251,10 @@ public final class SystemNotificationCenter: LifecycleParticipant {
 
     public func applicationShouldDeliverHeldEvents(_ application: Application) {
         mode = .live
-        let notifications = held.flush(rules: rules, counters: &counters)
-        for notification in notifications {
-            deliver(notification, slot: try! slot(of: notification.kind))
-        }
+        for (slot, notification) in held.flush(table) { deliver(notification, slot: slot) }
     }
 
     public func applicationDidEnd(_ application: Application) {
-        held.discard(counters: &counters)
+        held.discard(table)
     }
 }

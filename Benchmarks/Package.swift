@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks of MainLoop's hot paths, kept out of the main package so that
+// `swift test` and MainLoop's users never build them.
+//
+//   swift package --disable-sandbox benchmark                     ordo-one suites
+//   bash scripts/check-thresholds.sh                               allocation gates
+//   swift run -c release compare [--json]                          side-by-side table
+let package = Package(
+    name: "MainLoopBenchmarks",
+    dependencies: [
+        .package(name: "MainLoop", path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .target(
+            name: "CRawLibevent",
+            linkerSettings: [.linkedLibrary("event_core"), .linkedLibrary("event_pthreads")]
+        ),
+        .executableTarget(
+            name: "DispatchBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MainLoop", package: "MainLoop"),
+                .product(name: "AppLifecycle", package: "MainLoop"),
+                .product(name: "SystemNotifications", package: "MainLoop"),
+            ],
+            path: "Benchmarks/DispatchBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "compare",
+            dependencies: [
+                "CRawLibevent",
+                .product(name: "MainLoop", package: "MainLoop"),
+                .product(name: "AppLifecycle", package: "MainLoop"),
+                .product(name: "SystemNotifications", package: "MainLoop"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "MainLoopJSON", package: "MainLoop"),
+            ]
+        ),
+    ]
+)

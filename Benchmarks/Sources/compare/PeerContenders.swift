@@ -1,0 +1,96 @@
+import CRawLibevent
+import Dispatch
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// The loops Swift developers use today, doing the same work.
+enum PeerContenders {
+    static func rawLibevent(events: Int) -> Double {
+        raw_libevent_inloop_ns_per_event(events)
+    }
+
+    /// `EventLoop.execute` from inside the loop.
+    static func nioInLoop(events: Int, group: MultiThreadedEventLoopGroup) -> Double {
+        let loop = group.next()
+        let counter = Counter()
+        let done = DispatchSemaphore(value: 0)
+        return nanosecondsPerEvent(events) {
+            loop.execute {
+                for _ in 0..<events {
+                    loop.execute {
+                        counter.value += 1
+                        if counter.value == events { done.signal() }
+                    }
+                }
+            }
+            done.wait()
+        }
+    }
+
+    /// `EventLoop.execute` from another thread.
+    static func nioCrossThread(events: Int, group: MultiThreadedEventLoopGroup) -> Double {
+        let loop = group.next()
+        let counter = Counter()
+        let done = DispatchSemaphore(value: 0)
+        return nanosecondsPerEvent(events) {
+            for _ in 0..<events {
+                loop.execute {
+                    counter.value += 1
+                    if counter.value == events { done.signal() }
+                }
+            }
+            done.wait()
+        }
+    }
+
+    /// `DispatchQueue.async` onto a serial queue from another thread.
+    static func dispatchSerial(events: Int) -> Double {
+        let queue = DispatchQueue(label: "compare.serial")
+        let counter = Counter()
+        return nanosecondsPerEvent(events) {
+            for _ in 0..<events { queue.async { counter.value += 1 } }
+            queue.sync {}
+        }
+    }
+
+    /// Synchronous `NotificationCenter.post` to one block observer.
+    static func notificationCenterPost(events: Int) -> Double {
+        let center = NotificationCenter()
+        let name = Notification.Name("compare.orientation")
+        let counter = Counter()
+        let token = center.addObserver(forName: name, object: nil, queue: nil) { _ in counter.value += 1 }
+        defer { center.removeObserver(token) }
+        return nanosecondsPerEvent(events) {
+            for _ in 0..<events { center.post(name: name, object: nil) }
+        }
+    }
+
+    /// `NotificationQueue.enqueue` with name coalescing, then one run loop
+    /// pass to deliver (the closest Foundation analogue of holding).
+    static func notificationQueueCoalescing(events: Int) -> Double {
+        let center = NotificationCenter()
+        let queue = NotificationQueue(notificationCenter: center)
+        let name = Notification.Name("compare.coalesced")
+        let counter = Counter()
+        let token = center.addObserver(forName: name, object: nil, queue: nil) { _ in counter.value += 1 }
+        defer { center.removeObserver(token) }
+        let note = Notification(name: name)
+        return nanosecondsPerEvent(events) {
+            for _ in 0..<events {
+                queue.enqueue(note, postingStyle: .whenIdle, coalesceMask: [.onName], forModes: nil)
+            }
+            _ = RunLoop.current.run(mode: .default, before: Date())
+        }
+    }
+
+    /// `RunLoop.perform` blocks, then running the run loop until all ran.
+    static func runLoopPerform(events: Int) -> Double {
+        let counter = Counter()
+        let runLoop = RunLoop.current
+        return nanosecondsPerEvent(events) {
+            for _ in 0..<events { runLoop.perform { counter.value += 1 } }
+            while counter.value < events { _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.001)) }
+        }
+    }
+}
