@@ -30,7 +30,10 @@ public final class Application {
     /// suspension waits for the transition's own `suspendIfIdle` step.
     private(set) var isInTransition = false
 
-    private var participants: [any LifecycleParticipant] = []
+    /// Held weakly: a participant (the notification center) holds the
+    /// application, so a strong reference back would leak both, and the
+    /// loop with them.
+    private var participants: [WeakParticipant] = []
     private var engineObservers: [(EngineEvent) -> Void] = []
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
     private var nextObserverID = 0
@@ -94,7 +97,8 @@ public final class Application {
     /// Adds an engine component that follows the lifecycle.
     public func addParticipant(_ participant: any LifecycleParticipant) {
         loop.preconditionInLoop()
-        participants.append(participant)
+        participants.removeAll { $0.participant == nil }
+        participants.append(WeakParticipant(participant))
     }
 
     /// Observes engine events in every state (monitoring, replay output).
@@ -159,7 +163,7 @@ public final class Application {
         case .stopBackgroundTime:
             stopBackgroundTime()
         case .deliverHeldNotifications:
-            for participant in participants { participant.applicationShouldDeliverHeldEvents(self) }
+            for participant in participants.compactMap(\.participant) { participant.applicationShouldDeliverHeldEvents(self) }
         case .runKeepAliveHandler:
             runKeepAliveHandler()
         case .runMissedAppWork:
@@ -178,7 +182,7 @@ public final class Application {
         if newState == .suspended { pauseAppSources() }
         if previous == .suspended, newState.runsAppCode { resumeAppSources() }
         emit(.stateChanged(newState))
-        for participant in participants { participant.application(self, didEnter: newState) }
+        for participant in participants.compactMap(\.participant) { participant.application(self, didEnter: newState) }
     }
 
     /// Calls the delegate method, then the lifecycle observers. The
@@ -242,6 +246,6 @@ public final class Application {
         droppedAppWork += deferredWork.count
         deferredWork.removeAll()
         removeAllAppSources()
-        for participant in participants { participant.applicationDidEnd(self) }
+        for participant in participants.compactMap(\.participant) { participant.applicationDidEnd(self) }
     }
 }

@@ -9,3 +9,9 @@ public protocol LifecycleParticipant: AnyObject {
     /// The app was killed or terminated: discard anything held for it.
     func applicationDidEnd(_ application: Application)
 }
+
+/// A weak reference to a participant.
+struct WeakParticipant {
+    weak var participant: (any LifecycleParticipant)?
+    init(_ participant: any LifecycleParticipant) { self.participant = participant }
+}

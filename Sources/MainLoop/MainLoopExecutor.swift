@@ -13,10 +13,10 @@
 /// }
 /// ```
 public final class MainLoopExecutor: SerialExecutor, @unchecked Sendable {
-    private let channel: EventChannel<() -> Void>
+    private let channel: EventChannel<Job>
     private let core: LoopCore
 
-    init(channel: EventChannel<() -> Void>, core: LoopCore) {
+    init(channel: EventChannel<Job>, core: LoopCore) {
         self.channel = channel
         self.core = core
     }
@@ -26,7 +26,7 @@ public final class MainLoopExecutor: SerialExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
         do {
-            try channel.postFromAnyThread { job.runSynchronously(on: executor) }
+            try channel.postFromAnyThread(Job { job.runSynchronously(on: executor) })
         } catch {
             // A job that cannot run would leave its task suspended forever.
             preconditionFailure("MainLoopExecutor: \(error); a task was scheduled on a shut-down loop")

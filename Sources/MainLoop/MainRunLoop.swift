@@ -53,7 +53,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Sources and channels to free at shutdown. Loop thread.
     private var registered: [ObjectIdentifier: any LoopRegistered] = [:]
     /// One job channel per priority (index = raw value). Immutable after init.
-    private var jobChannels: [EventChannel<() -> Void>] = []
+    private var jobChannels: [EventChannel<Job>] = []
     /// Wakes the loop for `stop()` from another thread.
     private let controlFD: Int32
     private var controlEvent: OpaquePointer?
@@ -94,7 +94,7 @@ public final class MainRunLoop: @unchecked Sendable {
                   CLibevent_add(controlEvent) == 0
             else { throw systemError("creating the loop's libevent events") }
             for priority in LoopPriority.allCases {
-                let channel = try EventChannel<() -> Void>(core: core, priority: priority, handler: { $0() },
+                let channel = try EventChannel<Job>(core: core, priority: priority, handler: { $0.run() },
                                                             drainer: EventChannel.drain, receiver: EventChannel.receive)
                 jobChannels.append(channel)
                 registered[ObjectIdentifier(channel)] = channel
@@ -124,14 +124,14 @@ public final class MainRunLoop: @unchecked Sendable {
     /// priority. Safe from any thread.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
     public func execute(priority: LoopPriority = .app, _ work: @escaping @Sendable () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postFromAnyThread(work)
+        try jobChannels[priority.rawValue].postFromAnyThread(Job(run: work))
     }
 
     /// Runs `work` on the loop thread, like ``execute(priority:_:)``, for
     /// callers already on the loop thread whose work need not be Sendable.
     /// - Precondition: called on the loop thread.
     public func executeInLoop(priority: LoopPriority = .app, _ work: @escaping () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postInLoop(work)
+        try jobChannels[priority.rawValue].postInLoop(Job(run: work))
     }
 
     /// Creates a typed channel: values posted to it are handed to `handler`
@@ -368,4 +368,11 @@ public final class MainRunLoop: @unchecked Sendable {
         if let base = core.base { event_base_free(base) }
         core.base = nil
     }
+}
+
+/// A posted closure. Wrapping it in a struct keeps the closure in its
+/// natural form inside the generic ring buffer; stored bare as a generic
+/// `() -> Void` it would be re-wrapped in a thunk, one allocation per post.
+struct Job {
+    let run: () -> Void
 }

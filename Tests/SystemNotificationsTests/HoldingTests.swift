@@ -109,3 +109,29 @@ import Testing
         return (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 }
+
+@Suite struct LifetimeTests {
+    /// A loop, application and center dropped together are freed, and with
+    /// the loop its eventfds (the center and the application refer to each
+    /// other, so a strong back-reference would leak them all).
+    @Test func droppingALoopApplicationAndCenterFreesThemAll() throws {
+        weak var weakLoop: MainRunLoop?
+        weak var weakApplication: Application?
+        weak var weakCenter: SystemNotificationCenter?
+        try {
+            let loop = try MainRunLoop()
+            let application = Application(loop: loop)
+            let center = try SystemNotificationCenter(application: application)
+            try center.addObserver { _ in }
+            try application.perform(.launch)
+            try center.post(.orientation(.faceUp))
+            try loop.runUntilIdle()
+            weakLoop = loop
+            weakApplication = application
+            weakCenter = center
+        }()
+        #expect(weakCenter == nil)
+        #expect(weakApplication == nil)
+        #expect(weakLoop == nil)
+    }
+}

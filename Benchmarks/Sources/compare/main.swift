@@ -1,6 +1,7 @@
 import CRawLibevent
 import Foundation
 import MainLoopJSON
+import MainLoop
 import NIOPosix
 
 // `swift run -c release --package-path Benchmarks compare [--json] [--rounds N]`
@@ -32,6 +33,17 @@ func measure(_ name: String, _ body: () throws -> Double) rethrows {
 }
 
 let million = 1 << 20
+
+// `--probe-timer N`: only schedule/cancel a timer N times (for allocation probing).
+if let index = arguments.firstIndex(of: "--probe-timer"), let count = Int(arguments[index + 1]) {
+    let loop = try MainRunLoop()
+    let timer = loop.makeTimer {}
+    for _ in 0..<count {
+        timer.schedule(after: .seconds(10))
+        timer.cancel()
+    }
+    exit(0)
+}
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
 measure("raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) }

@@ -1,0 +1,235 @@
+import AppLifecycle
+import Benchmark
+import Dispatch
+import Glibc
+import MainLoop
+import SystemNotifications
+
+// The hot paths of MainLoop. Each benchmark builds its loop outside the
+// measured region and warms it up, so what is measured is steady state.
+// One iteration is one unit of work (one post, one batch, one fire, ...);
+// mallocCountTotal per iteration is gated at 0 for the steady-state paths
+// (Thresholds/), wall clock and throughput are reported, not gated.
+
+/// A counter the handlers bump (loop thread only).
+final class Counter: @unchecked Sendable { var value = 0 }
+
+let steadyState: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal]
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: steadyState,
+        warmupIterations: 10,
+        scalingFactor: .one,
+        maxDuration: .seconds(2),
+        maxIterations: 100_000
+    )
+
+    // MARK: post→run on the loop thread
+
+    for batch in [1, 64, 4096] {
+        Benchmark("post→run typed event, batch \(batch)") { benchmark in
+            let loop = try MainRunLoop()
+            let counter = Counter()
+            let channel = try loop.makeChannel(of: Int.self) { counter.value &+= $0 }
+            for value in 0..<batch { try channel.post(value) }
+            try loop.runUntilIdle()
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                for value in 0..<batch { try channel.post(value) }
+                try loop.runUntilIdle()
+            }
+            benchmark.stopMeasurement()
+            blackHole(counter.value)
+        }
+
+        Benchmark("post→run closure, batch \(batch)") { benchmark in
+            let loop = try MainRunLoop()
+            let counter = Counter()
+            let work = { counter.value &+= 1 }  // one closure, posted many times
+            for _ in 0..<batch { try loop.executeInLoop(work) }  // grow the ring outside the measurement
+            try loop.runUntilIdle()
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                for _ in 0..<batch { try loop.executeInLoop(work) }
+                try loop.runUntilIdle()
+            }
+            benchmark.stopMeasurement()
+            blackHole(counter.value)
+        }
+    }
+
+    // MARK: cross-thread post→run
+
+    for producers in [1, 4] {
+        Benchmark("cross-thread post→run typed, \(producers) producer(s), 4096 per iteration",
+                  configuration: .init(metrics: [.wallClock, .throughput], maxIterations: 2_000)) { benchmark in
+            let loop = try MainRunLoop()
+            let counter = Counter()
+            let perIteration = 4096
+            var target = 0
+            let channel = try loop.makeChannel(of: Int.self) { _ in
+                counter.value += 1
+                if counter.value == target { try? loop.stop() }
+            }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                target += perIteration
+                let group = DispatchGroup()
+                for _ in 0..<producers {
+                    DispatchQueue.global().async(group: group) {
+                        for value in 0..<(perIteration / producers) { try! channel.post(value) }
+                    }
+                }
+                try loop.run()
+                group.wait()
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    // MARK: timers
+
+    Benchmark("timer schedule→fire (manual clock)") { benchmark in
+        let loop = try MainRunLoop(deterministic: true)
+        let counter = Counter()
+        let timer = loop.makeTimer { counter.value &+= 1 }
+        timer.schedule(after: .nanoseconds(1))
+        try loop.advance(by: .nanoseconds(1))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            timer.schedule(after: .nanoseconds(1))
+            try loop.advance(by: .nanoseconds(1))
+        }
+        benchmark.stopMeasurement()
+        blackHole(counter.value)
+    }
+
+    Benchmark("timer schedule→cancel") { benchmark in
+        let loop = try MainRunLoop()
+        let timer = loop.makeTimer {}
+        let delay = Duration.seconds(10)
+        timer.schedule(after: delay)
+        timer.cancel()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            timer.schedule(after: delay)
+            timer.cancel()
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // MARK: fd readiness
+
+    Benchmark("fd readiness dispatch on a pipe") { benchmark in
+        let loop = try MainRunLoop()
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        var byte: UInt8 = 1
+        let counter = Counter()
+        let source = try loop.addFileDescriptor(fds[0], interest: .read) { _ in
+            var sink: UInt8 = 0
+            _ = read(fds[0], &sink, 1)
+            counter.value &+= 1
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            _ = write(fds[1], &byte, 1)
+            try loop.runOnce()
+        }
+        benchmark.stopMeasurement()
+        try source.remove()
+        blackHole(counter.value)
+    }
+
+    // MARK: notifications
+
+    for observers in [1, 16] {
+        Benchmark("live notification post, \(observers) observer(s), batch 4096") { benchmark in
+            let (loop, application, center) = try makeCenter()
+            let counter = Counter()
+            for _ in 0..<observers { try center.addObserver(for: .orientation) { _ in counter.value &+= 1 } }
+            try application.perform(.launch)
+            try postOrientations(center: center, loop: loop, count: 4096)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { try postOrientations(center: center, loop: loop, count: 4096) }
+            benchmark.stopMeasurement()
+            blackHole(counter.value)
+        }
+    }
+
+    for held in [1_000, 1_000_000, 10_000_000] {
+        Benchmark("holding while suspended, \(held) events per iteration",
+                  configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal],
+                                       warmupIterations: 0, maxDuration: .seconds(5),
+                                       maxIterations: held >= 1_000_000 ? 5 : 2_000)) { benchmark in
+            let (loop, application, center) = try makeCenter()
+            try application.perform(.launch)
+            try application.perform(.home)
+            try postOrientations(center: center, loop: loop, count: 4096)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                var remaining = held
+                while remaining > 0 {
+                    let count = min(remaining, 4096)
+                    try postOrientations(center: center, loop: loop, count: count)
+                    remaining -= count
+                }
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("resume flush of all standard kinds",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxIterations: 20_000)) { benchmark in
+        let (loop, application, center) = try makeCenter()
+        try center.addObserver { blackHole($0.merged) }
+        try application.perform(.launch)
+        var flip = false
+        for _ in benchmark.scaledIterations {
+            try application.perform(.home)
+            flip.toggle()
+            for event in allKinds(flip) { try center.post(event) }
+            try loop.runUntilIdle()
+            benchmark.startMeasurement()
+            try application.perform(.foreground)
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("lifecycle cycle home→suspended→foreground",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal])) { benchmark in
+        let (_, application, _) = try makeCenter()
+        try application.perform(.launch)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            try application.perform(.home)
+            try application.perform(.foreground)
+        }
+        benchmark.stopMeasurement()
+    }
+}
+
+func makeCenter() throws -> (MainRunLoop, Application, SystemNotificationCenter) {
+    let loop = try MainRunLoop()
+    let application = Application(loop: loop)
+    return (loop, application, try SystemNotificationCenter(application: application))
+}
+
+let faceUp = SystemEvent.orientation(.faceUp), faceDown = SystemEvent.orientation(.faceDown)
+
+/// `count` alternating orientations (each a real change), then run them.
+func postOrientations(center: SystemNotificationCenter, loop: MainRunLoop, count: Int) throws {
+    for index in 0..<count { try center.post(index & 1 == 0 ? faceUp : faceDown) }
+    try loop.runUntilIdle()
+}
+
+/// One change of every standard kind (values alternate with `flip`).
+func allKinds(_ flip: Bool) -> [SystemEvent] {
+    [.orientation(flip ? .faceUp : .faceDown), .locale(flip ? "fr_FR" : "de_DE"),
+     .userDefault(key: "k", value: flip ? 1 : 2), .significantTimeChange(.midnight),
+     .batteryLevel(flip ? 0.5 : 0.25), .batteryState(flip ? .charging : .full), .proximity(flip),
+     .protectedData(available: !flip), .accessory(id: "dock", connected: flip), .screen(id: "ext", connected: flip),
+     .screenMode(screen: "ext", mode: flip ? "4k" : "1080p"), .ubiquityIdentity(flip ? "t" : nil)]
+}
