@@ -92,7 +92,10 @@ import Testing
         try post(batches: 100..<1_000)  // 9M more
         let growth = residentBytes() - before
         #expect(h.center.heldSlotCount <= 12 + 5 + 7 + 3, "slots: kinds plus subjects, not events")
-        #expect(growth < 4 * 1024 * 1024, "resident memory grew by \(growth) bytes while holding 9M more events")
+        // Resident memory is process-wide and other suites run in parallel,
+        // so allow some noise; storing even one pointer per held event would
+        // add 9M × 8 B = 72 MB, so under 32 MB still shows O(1) holding.
+        #expect(growth < 32 * 1024 * 1024, "resident memory grew by \(growth) bytes while holding 9M more events")
         let totalHeld = h.center.statistics.reduce(0) { $0 + $1.counters.held }
         #expect(totalHeld == 10_000_000)
         try h.app.perform(.foreground)

@@ -71,6 +71,7 @@ raw_libevent_enable_pthreads()
 measure("raw libevent event_active→callback (evthread_use_pthreads)") { PeerContenders.rawLibevent(events: million) }
 try group.syncShutdownGracefully()
 
+let lateness = try TimerLateness.measure()
 let reference = rows.last!.nsPerEvent
 if json {
     for row in rows {
@@ -78,7 +79,14 @@ if json {
                                  "ratioToLibevent": .number((row.nsPerEvent / reference * 100).rounded() / 100)]
         print(object.jsonText)
     }
+    let timers: JSONValue = ["name": "MainLoop timer lateness (µs)", "samples": .number(Double(lateness.samples)),
+                             "earliest": .number(lateness.earliest), "p50": .number(lateness.p50),
+                             "p99": .number(lateness.p99), "worst": .number(lateness.worst)]
+    print(timers.jsonText)
 } else {
+    print("Timer lateness, \(lateness.samples) one-shot timers 1 ms apart on the real clock (µs late; negative = early):")
+    print(String(format: "earliest %.1f, p50 %.1f, p99 %.1f, worst %.1f", lateness.earliest, lateness.p50, lateness.p99, lateness.worst))
+    print("")
     print("| contender | ns/event (median of \(rounds)) | × raw libevent (pthreads) |")
     print("|---|---:|---:|")
     for row in rows {
