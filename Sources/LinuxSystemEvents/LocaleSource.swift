@@ -1,3 +1,4 @@
+import AppLifecycle
 import Glibc
 import MainLoop
 import SystemNotifications
@@ -37,7 +38,7 @@ public final class LocaleSource {
 
     /// The identifier a locale file names (LC_ALL over LANG), or nil.
     static func read(_ path: String) -> String? {
-        guard let text = try? TextFile.read(path) else { return nil }
+        guard let text = try? FileContents.text(path) else { return nil }
         var values: [String: String] = [:]
         for line in text.split(whereSeparator: \.isNewline) {
             let trimmed = line.drop { $0 == " " || $0 == "\t" }

@@ -40,7 +40,7 @@ public final class UserDefaultsStore {
     public func dictionary() throws(UserDefaultsError) -> JSONObject {
         let text: String
         do {
-            text = try TextFile.read(path)
+            text = try FileContents.text(path)
         } catch {
             if error.code == ENOENT { return JSONObject() }
             throw .io(error.description)

@@ -1,4 +1,4 @@
-import Glibc
+import AppLifecycle
 import MainLoopJSON
 
 /// Reading scenario files and running them, for the CLI and the tests
@@ -16,21 +16,11 @@ public enum ScenarioFile {
 
     /// Reads a whole file as UTF-8.
     public static func read(_ path: String) throws(ScenarioError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ScenarioError(file: path, problem: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ScenarioError(file: path, problem: String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: buffer[0..<count])
+        do {
+            return try FileContents.text(path)
+        } catch {
+            throw ScenarioError(file: path, problem: error.description)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses and replays a file.

@@ -181,15 +181,9 @@ private final class DemoRun {
     }
 
     static func copy(_ source: String, to destination: String) throws {
-        let fd = open(source, O_RDONLY)
-        guard fd >= 0 else { throw ValidationError("cannot read \(source) (is tzdata installed?)") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count <= 0 { break }
-            bytes.append(contentsOf: buffer[0..<count])
+        let bytes: [UInt8]
+        do { bytes = try FileContents.bytes(source) } catch {
+            throw ValidationError("\(error) (is tzdata installed?)")
         }
         try AtomicFile.write(bytes, to: destination, mode: 0o644)
     }
