@@ -82,7 +82,8 @@ if json {
     let timers: JSONValue = ["name": "MainLoop timer lateness (µs)", "samples": .number(Double(lateness.samples)),
                              "earliest": .number(lateness.earliest), "p50": .number(lateness.p50),
                              "p99": .number(lateness.p99), "worst": .number(lateness.worst)]
-    print(timers.jsonText)
+    // Every stdout line is a comparison row; the lateness summary goes to stderr.
+    FileHandle.standardError.write(Data((timers.jsonText + "\n").utf8))
 } else {
     print("Timer lateness, \(lateness.samples) one-shot timers 1 ms apart on the real clock (µs late; negative = early):")
     print(String(format: "earliest %.1f, p50 %.1f, p99 %.1f, worst %.1f", lateness.earliest, lateness.p50, lateness.p99, lateness.worst))
