@@ -62,9 +62,11 @@ extension Application {
     }
 
     /// After a resume: timers that came due while suspended, in the order
-    /// of their first missed due time, then work deferred while suspended.
+    /// of their first missed due time (the order they came due in, which is
+    /// the loop heap's (deadline, FIFO) order), then work deferred while
+    /// suspended.
     func runMissedAppWork() {
-        let timers = missedTimers.sorted { $0.firstMissedDue! < $1.firstMissedDue! }
+        let timers = missedTimers
         missedTimers.removeAll()
         for timer in timers where state.runsAppCode { timer.fireMissed() }
         while state.runsAppCode, !deferredWork.isEmpty {

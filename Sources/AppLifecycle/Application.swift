@@ -43,8 +43,9 @@ public final class Application {
     var backgroundStart: LoopInstant?
     /// Whether this background period's expiration handlers already ran.
     var expirationHandlersRan = false
-    lazy var expirationTimer = loop.makeTimer { [unowned self] in self.runExpirationHandlers() }
-    lazy var backgroundLimitTimer = loop.makeTimer { [unowned self] in self.backgroundTimeLimitReached() }
+    /// The two background deadlines (created in init, rescheduled each period).
+    private(set) var expirationTimer: LoopTimer!
+    private(set) var backgroundLimitTimer: LoopTimer!
 
     // Background tasks, in begin order.
     var tasks: [BackgroundTaskToken: BackgroundTask] = [:]
@@ -54,7 +55,7 @@ public final class Application {
     // Services and keep-alive.
     var runningServices: Set<BackgroundMode> = []
     var keepAliveHandler: (() -> Void)?
-    lazy var keepAliveTimer = loop.makeTimer { [unowned self] in self.keepAliveFired() }
+    private(set) var keepAliveTimer: LoopTimer!
 
     // App work gated by the lifecycle.
     /// Owned here so a timer fires even if the app drops its handle.
@@ -71,13 +72,7 @@ public final class Application {
     var nextLocalNotificationNumber = 0
 
     // Input.
-    lazy var inputChannel: EventChannel<String> = {
-        do {
-            return try loop.makeChannel(of: String.self, priority: .input) { [unowned self] in self.receiveInput($0) }
-        } catch {
-            preconditionFailure("Application: the loop cannot create the input channel: \(error)")
-        }
-    }()
+    private(set) var inputChannel: EventChannel<String>!
     /// How many inputs were discarded because the app was not active.
     public internal(set) var discardedInputCount = 0
 
@@ -89,7 +84,27 @@ public final class Application {
         self.loop = loop
         self.configuration = configuration
         self.delegate = delegate
-        _ = inputChannel
+        expirationTimer = loop.makeTimer { [unowned self] in self.runExpirationHandlers() }
+        backgroundLimitTimer = loop.makeTimer { [unowned self] in self.backgroundTimeLimitReached() }
+        keepAliveTimer = loop.makeTimer { [unowned self] in self.keepAliveFired() }
+        do {
+            inputChannel = try loop.makeChannel(of: String.self, priority: .input) { [unowned self] in self.receiveInput($0) }
+        } catch {
+            preconditionFailure("Application: the loop cannot create the input channel: \(error)")
+        }
+    }
+
+    deinit {
+        // The loop owns the timers and the input channel, whose handlers
+        // capture this application unowned: released on the loop thread
+        // (the normal case), stop them so nothing fires into a freed object.
+        guard loop.inLoop else { return }
+        expirationTimer.cancel()
+        backgroundLimitTimer.cancel()
+        keepAliveTimer.cancel()
+        for timer in appTimers.values { timer.cancelForKill() }
+        for notification in localNotifications { notification.timer?.cancel() }
+        try? inputChannel.close()
     }
 
     // MARK: Observers

@@ -57,6 +57,8 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     @usableFromInline let ring = RingBuffer<Value>()
     /// Loop thread only (hence no dynamic exclusivity check).
     @exclusivity(unchecked) @usableFromInline var drainScheduled = false
+    /// Set by ``close()``; loop thread only.
+    @exclusivity(unchecked) @usableFromInline var isClosed = false
     /// Events posted from other threads; protected by its own mutex.
     @usableFromInline let inbox = LockedValue(Inbox())
     /// The array swapped with the inbox's; loop thread only.
@@ -101,11 +103,13 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     /// because it never leaves the loop thread.
     ///
     /// - Precondition: called on the loop thread.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down,
+    ///   ``MainLoopError/sourceRemoved`` after ``close()``.
     @inlinable
     public func postInLoop(_ value: Value) throws(MainLoopError) {
         precondition(core.isLoopThread, "EventChannel.postInLoop called off the loop thread")
         guard core.base != nil else { throw .shutDown }
+        guard !isClosed else { throw .sourceRemoved }
         ring.append(value)
         if !drainScheduled { scheduleDrain() }
     }
@@ -183,6 +187,20 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         if !channel.drainScheduled { channel.scheduleDrain() }
     }
 
+    /// Stops the channel: queued events are dropped, nothing more is
+    /// delivered, and later posts throw (``MainLoopError/sourceRemoved`` on
+    /// the loop thread, ``MainLoopError/shutDown`` from others). Owners that
+    /// capture themselves `unowned` in the handler close it when released.
+    /// - Precondition: called on the loop thread.
+    /// - Throws: ``MainLoopError/sourceRemoved`` when already closed.
+    public func close() throws(MainLoopError) {
+        precondition(core.isLoopThread, "EventChannel.close called off the loop thread")
+        guard !isClosed else { throw .sourceRemoved }
+        isClosed = true
+        releaseLoopResources()
+        core.registered[ObjectIdentifier(self)] = nil
+    }
+
     override func releaseLoopResources() {
         let wasOpen = inbox.withLock { inbox in
             defer { inbox.closed = true; inbox.items.removeAll() }
@@ -194,7 +212,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         drainEvent = nil
         wakeEvent = nil
         ring.removeAll()
-        close(wakeFD)
+        Glibc.close(wakeFD)
     }
 }
 

@@ -28,6 +28,9 @@ final class LoopCore: @unchecked Sendable {
     /// stops after a pass that did not move it. Loop thread only.
     @exclusivity(unchecked) @usableFromInline var workCounter: UInt64 = 0
 
+    /// Channels and sources to free at shutdown, by identity. Loop thread only.
+    var registered: [ObjectIdentifier: any LoopRegistered] = [:]
+
     init(base: OpaquePointer) {
         self.owner = pthread_self()
         self.base = base

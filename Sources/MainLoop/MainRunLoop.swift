@@ -50,8 +50,6 @@ public final class MainRunLoop: @unchecked Sendable {
     private var timerEvent: OpaquePointer?
     /// The deadline the libevent timer is armed for (real clock). Loop thread.
     private var armedDeadline: LoopInstant?
-    /// Sources and channels to free at shutdown. Loop thread.
-    private var registered: [ObjectIdentifier: any LoopRegistered] = [:]
     /// One job channel per priority (index = raw value). Immutable after init.
     private var jobChannels: [EventChannel<Job>] = []
     /// Wakes the loop for `stop()` from another thread.
@@ -97,7 +95,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 let channel = try EventChannel<Job>(core: core, priority: priority, handler: { $0.run() },
                                                             drainer: EventChannel.drain, receiver: EventChannel.receive)
                 jobChannels.append(channel)
-                registered[ObjectIdentifier(channel)] = channel
+                core.registered[ObjectIdentifier(channel)] = channel
             }
         } catch {
             releaseEverything()
@@ -150,7 +148,7 @@ public final class MainRunLoop: @unchecked Sendable {
 
     @usableFromInline
     func register(_ channel: ChannelBase) {
-        registered[ObjectIdentifier(channel)] = channel
+        core.registered[ObjectIdentifier(channel)] = channel
     }
 
     // MARK: Sources
@@ -162,7 +160,7 @@ public final class MainRunLoop: @unchecked Sendable {
         preconditionInLoop()
         let source = try FileDescriptorSource(loop: self, fileDescriptor: fileDescriptor, interest: interest,
                                               priority: priority, handler: handler)
-        registered[ObjectIdentifier(source)] = source
+        core.registered[ObjectIdentifier(source)] = source
         return source
     }
 
@@ -171,12 +169,12 @@ public final class MainRunLoop: @unchecked Sendable {
     public func addSignal(_ signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) -> SignalSource {
         preconditionInLoop()
         let source = try SignalSource(loop: self, signalNumber: signalNumber, handler: handler)
-        registered[ObjectIdentifier(source)] = source
+        core.registered[ObjectIdentifier(source)] = source
         return source
     }
 
     func unregister(_ source: any LoopRegistered) {
-        registered[ObjectIdentifier(source)] = nil
+        core.registered[ObjectIdentifier(source)] = nil
     }
 
     // MARK: Timers
@@ -357,8 +355,8 @@ public final class MainRunLoop: @unchecked Sendable {
 
     private func releaseEverything() {
         runState.withLock { $0.isShutDown = true }
-        for source in registered.values { source.releaseLoopResources() }
-        registered.removeAll()
+        for source in core.registered.values { source.releaseLoopResources() }
+        core.registered.removeAll()
         timers.removeAll()
         if let timerEvent { event_free(timerEvent) }
         if let controlEvent { event_free(controlEvent) }

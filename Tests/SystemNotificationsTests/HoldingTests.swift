@@ -138,3 +138,36 @@ import Testing
         #expect(weakLoop == nil)
     }
 }
+
+@Suite struct ReleasedOwnerTests {
+    /// Events and timers that arrive after their owner was released (on the
+    /// loop thread) are dropped, not delivered into freed memory.
+    @Test func aReleasedCenterAndApplicationStopTheirChannelsAndTimers() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var poster: SystemEventPoster?
+        try {
+            let application = Application(loop: loop)
+            let center = try SystemNotificationCenter(application: application)
+            try application.perform(.launch)
+            _ = try application.beginBackgroundTask(name: "t")
+            try application.scheduleTimer(after: .seconds(1)) {}
+            try application.perform(.home)  // background deadlines are now scheduled
+            poster = center.poster
+        }()
+        #expect(loop.nextTimerDeadline == nil, "the released application's timers were cancelled")
+        #expect(throws: MainLoopError.sourceRemoved) { try poster!.post(.orientation(.faceUp)) }
+        try loop.advance(by: .seconds(600))
+    }
+
+    @Test func aClosedChannelDeliversNothingAndRejectsPosts() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var received: [Int] = []
+        let channel = try loop.makeChannel(of: Int.self) { received.append($0) }
+        try channel.post(1)
+        try channel.close()
+        #expect(throws: MainLoopError.sourceRemoved) { try channel.post(2) }
+        #expect(throws: MainLoopError.sourceRemoved) { try channel.close() }
+        try loop.runUntilIdle()
+        #expect(received.isEmpty, "events queued before close are dropped")
+    }
+}
