@@ -24,11 +24,13 @@ extension Application {
         loop.preconditionInLoop()
         try requireAppCode("post")
         let generation = appGeneration
+        let gate = self.gate
+        gate.application = self
         do {
-            try loop.executeInLoop { [weak self] in
-                guard let self else { return }
-                guard generation == self.appGeneration else { self.countDropped(); return }
-                if self.state.runsAppCode { work() } else { self.deferredWork.append(work) }
+            try loop.executeInLoop {
+                guard gate.isOpen, let application = gate.application else { return }
+                guard generation == application.appGeneration else { application.countDropped(); return }
+                if application.state.runsAppCode { work() } else { application.deferredWork.append(work) }
             }
         } catch {
             countDropped()
@@ -90,4 +92,12 @@ extension Application {
     }
 
     private func countDropped() { droppedAppWork += 1 }
+}
+
+/// Lets work queued on the loop reach its application without a `weak`
+/// reference (which would give the application a refcount side table and
+/// slow every retain of it). The application closes the gate in `deinit`.
+final class AppGate {
+    unowned(unsafe) var application: Application?
+    var isOpen = true
 }

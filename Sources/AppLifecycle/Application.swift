@@ -30,10 +30,10 @@ public final class Application {
     /// suspension waits for the transition's own `suspendIfIdle` step.
     private(set) var isInTransition = false
 
-    /// Held weakly: a participant (the notification center) holds the
+    /// Not owned: a participant (the notification center) holds the
     /// application, so a strong reference back would leak both, and the
-    /// loop with them.
-    private var participants: [WeakParticipant] = []
+    /// loop with them. Participants remove themselves when released.
+    private var participants: [ParticipantReference] = []
     private var engineObservers: [(EngineEvent) -> Void] = []
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
     private var nextObserverID = 0
@@ -66,6 +66,8 @@ public final class Application {
     var droppedAppWork = 0
     /// Bumped when the app dies, so work queued by an earlier run is dropped.
     var appGeneration = 0
+    /// What posted work holds instead of the application (see ``AppGate``).
+    let gate = AppGate()
 
     // Local notifications (system-owned), soonest first.
     var localNotifications: [ScheduledLocalNotification] = []
@@ -95,6 +97,7 @@ public final class Application {
     }
 
     deinit {
+        gate.isOpen = false
         // The loop owns the timers and the input channel, whose handlers
         // capture this application unowned: released on the loop thread
         // (the normal case), stop them so nothing fires into a freed object.
@@ -109,11 +112,17 @@ public final class Application {
 
     // MARK: Observers
 
-    /// Adds an engine component that follows the lifecycle.
+    /// Adds an engine component that follows the lifecycle. The application
+    /// does not own it: it must call ``removeParticipant(_:)`` before it is
+    /// released (``SystemNotificationCenter`` does so in `deinit`).
     public func addParticipant(_ participant: any LifecycleParticipant) {
         loop.preconditionInLoop()
-        participants.removeAll { $0.participant == nil }
-        participants.append(WeakParticipant(participant))
+        participants.append(ParticipantReference(participant: participant))
+    }
+
+    /// Removes a participant added with ``addParticipant(_:)``.
+    public func removeParticipant(_ participant: any LifecycleParticipant) {
+        participants.removeAll { $0.participant === participant }
     }
 
     /// Observes engine events in every state (monitoring, replay output).
@@ -178,7 +187,7 @@ public final class Application {
         case .stopBackgroundTime:
             stopBackgroundTime()
         case .deliverHeldNotifications:
-            for participant in participants.compactMap(\.participant) { participant.applicationShouldDeliverHeldEvents(self) }
+            for reference in participants { reference.participant.applicationShouldDeliverHeldEvents(self) }
         case .runKeepAliveHandler:
             runKeepAliveHandler()
         case .runMissedAppWork:
@@ -197,7 +206,7 @@ public final class Application {
         if newState == .suspended { pauseAppSources() }
         if previous == .suspended, newState.runsAppCode { resumeAppSources() }
         emit(.stateChanged(newState))
-        for participant in participants.compactMap(\.participant) { participant.application(self, didEnter: newState) }
+        for reference in participants { reference.participant.application(self, didEnter: newState) }
     }
 
     /// Calls the delegate method, then the lifecycle observers. The
@@ -261,6 +270,6 @@ public final class Application {
         droppedAppWork += deferredWork.count
         deferredWork.removeAll()
         removeAllAppSources()
-        for participant in participants.compactMap(\.participant) { participant.applicationDidEnd(self) }
+        for reference in participants { reference.participant.applicationDidEnd(self) }
     }
 }

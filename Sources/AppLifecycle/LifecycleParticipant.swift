@@ -10,8 +10,11 @@ public protocol LifecycleParticipant: AnyObject {
     func applicationDidEnd(_ application: Application)
 }
 
-/// A weak reference to a participant.
-struct WeakParticipant {
-    weak var participant: (any LifecycleParticipant)?
-    init(_ participant: any LifecycleParticipant) { self.participant = participant }
+/// A non-owning reference to a participant. Not `weak`: a weak reference
+/// gives the participant a refcount side table, which sends every later
+/// retain of it down the slow path (measured on the center's per-event
+/// handler). A participant removes itself (``Application/removeParticipant(_:)``)
+/// before it is released.
+struct ParticipantReference {
+    unowned(unsafe) let participant: any LifecycleParticipant
 }

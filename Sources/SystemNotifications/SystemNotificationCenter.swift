@@ -49,6 +49,7 @@ public final class SystemNotificationCenter: LifecycleParticipant {
     }
 
     deinit {
+        application.removeParticipant(self)
         // Released on the loop thread (the normal case): stop the channel.
         // Elsewhere the loop may be running, so only its thread may touch it.
         if application.loop.inLoop { try? channel.close() }
