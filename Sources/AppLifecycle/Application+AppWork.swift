@@ -25,10 +25,9 @@ extension Application {
         try requireAppCode("post")
         let generation = appGeneration
         let gate = self.gate
-        gate.application = self
         do {
             try loop.executeInLoop {
-                guard gate.isOpen, let application = gate.application else { return }
+                guard let application = gate.application else { return }
                 guard generation == application.appGeneration else { application.countDropped(); return }
                 if application.state.runsAppCode { work() } else { application.deferredWork.append(work) }
             }
@@ -96,8 +95,8 @@ extension Application {
 
 /// Lets work queued on the loop reach its application without a `weak`
 /// reference (which would give the application a refcount side table and
-/// slow every retain of it). The application closes the gate in `deinit`.
+/// slow every retain of it). The application sets itself here in `init`
+/// and clears it in `deinit`, so a nil application means "released".
 final class AppGate {
     unowned(unsafe) var application: Application?
-    var isOpen = true
 }

@@ -89,6 +89,7 @@ public final class Application {
         expirationTimer = loop.makeTimer { [unowned self] in self.runExpirationHandlers() }
         backgroundLimitTimer = loop.makeTimer { [unowned self] in self.backgroundTimeLimitReached() }
         keepAliveTimer = loop.makeTimer { [unowned self] in self.keepAliveFired() }
+        gate.application = self
         do {
             inputChannel = try loop.makeChannel(of: String.self, priority: .input) { [unowned self] in self.receiveInput($0) }
         } catch {
@@ -97,7 +98,7 @@ public final class Application {
     }
 
     deinit {
-        gate.isOpen = false
+        gate.application = nil
         // The loop owns the timers and the input channel, whose handlers
         // capture this application unowned: released on the loop thread
         // (the normal case), stop them so nothing fires into a freed object.
