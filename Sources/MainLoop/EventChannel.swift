@@ -108,7 +108,13 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     @inlinable
     public func postInLoop(_ value: Value) throws(MainLoopError) {
         precondition(core.isLoopThread, "EventChannel.postInLoop called off the loop thread")
-        guard core.base != nil else { throw .shutDown }
+        try enqueueOnLoopThread(value)
+    }
+
+    /// The in-loop post itself; callers have already checked the thread.
+    @inlinable
+    func enqueueOnLoopThread(_ value: Value) throws(MainLoopError) {
+        guard !core.isShutDown else { throw .shutDown }
         guard !isClosed else { throw .sourceRemoved }
         ring.append(value)
         if !drainScheduled { scheduleDrain() }
@@ -119,7 +125,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     @inlinable
     func postFromAnyThread(_ value: Value) throws(MainLoopError) {
         if core.isLoopThread {
-            try postInLoop(value)
+            try enqueueOnLoopThread(value)
             return
         }
         let fd = wakeFD
@@ -155,7 +161,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
             budget &-= 1
             handler(value)
             core.workCounter &+= 1
-            if core.base == nil { return }
+            if core.isShutDown { return }
             if core.hasPendingWork(above: priority) { break }
         }
         channel.drainScheduled = false
