@@ -240,9 +240,11 @@ public final class MainRunLoop: @unchecked Sendable {
         rearmTimer()
     }
 
-    private var hasDueTimer: Bool {
-        guard let deadline = timers.first?.deadline else { return false }
-        return deadline <= now
+    /// Hands due timers to libevent's dispatch (on the manual clock this is
+    /// the only way they run; on the real clock it saves a poll round).
+    private func activateTimerEventIfDue() {
+        guard let timerEvent, let deadline = timers.first?.deadline, deadline <= now else { return }
+        event_active(timerEvent, 0, 0)
     }
 
     // MARK: Running
@@ -274,7 +276,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 state.stopRequested = false
             }
         }
-        if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+        activateTimerEventIfDue()
         rearmTimer()
         _ = CLibevent_loop_forever(base)
     }
@@ -288,7 +290,7 @@ public final class MainRunLoop: @unchecked Sendable {
         guard let base = core.base else { throw .shutDown }
         isDispatching = true
         defer { isDispatching = false }
-        if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+        activateTimerEventIfDue()
         rearmTimer()
         _ = CLibevent_loop_once(base)
     }
@@ -304,7 +306,7 @@ public final class MainRunLoop: @unchecked Sendable {
         var before: UInt64
         repeat {
             before = core.workCounter
-            if hasDueTimer, let timerEvent { event_active(timerEvent, 0, 0) }
+            activateTimerEventIfDue()
             _ = CLibevent_loop_nonblock(base)
             if core.isShutDown { return }
         } while core.workCounter != before

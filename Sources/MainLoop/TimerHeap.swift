@@ -4,8 +4,6 @@ struct TimerHeap {
     private(set) var timers: [LoopTimer] = []
     private var nextSequence: UInt64 = 0
 
-    var isEmpty: Bool { timers.isEmpty }
-    var count: Int { timers.count }
     var first: LoopTimer? { timers.first }
 
     mutating func insert(_ timer: LoopTimer) {
