@@ -1,4 +1,5 @@
 import AppLifecycle
+import Dispatch
 import MainLoop
 import MainLoopJSON
 import SystemNotifications
@@ -67,11 +68,12 @@ import Testing
             if received.count == 100 { try? loop.stop() }
         }
         let poster = center.poster
-        let thread = PosterThread {
+        let producer = DispatchGroup()
+        DispatchQueue.global().async(group: producer) {
             for index in 1...100 { try! poster.post(.batteryLevel(Double(index) / 100)) }
         }
         try loop.run()
-        thread.join()
+        producer.wait()
         #expect(received.count == 100)
         #expect(received.last == "1")
     }
