@@ -6,11 +6,13 @@ import PackageDescription
 // Module graph (each arrow is "depends on"):
 //   CLibevent            system library over Debian's libevent-dev
 //   MainLoop          -> CLibevent            serial run loop, no lifecycle knowledge
-//   MainLoopJSON                              small JSON value, parser and printer
-//   AppLifecycle      -> MainLoop             pure state machine + controller
-//   SystemNotifications -> AppLifecycle, MainLoopJSON   kinds, rules, held queue, center
-//   ScenarioReplay    -> SystemNotifications  SPEC §6/§7 replay on the deterministic loop
-//   LinuxSystemEvents -> SystemNotifications, Logging   real sources, defaults store, control socket, service host
+//   MainLoopJSON                              small JSON value (exact numbers), parser and printer
+//   SystemNotifications -> MainLoopJSON       pure coalescing engine: kinds, rules, plain-data events, CoalescingTable
+//   AppLifecycle      -> MainLoop, SystemNotifications   pure state machine + Application (ordered inbox,
+//                                                         per-run state, notification center) on the loop
+//   EngineWire        -> AppLifecycle         the SPEC §6 request vocabulary, §7 recorder, query replies
+//   ScenarioReplay    -> EngineWire           SPEC §6/§7 replay on the deterministic loop
+//   LinuxSystemEvents -> EngineWire, Logging  real sources, defaults store, control socket, service host
 //   mainloop (CLI)    -> ScenarioReplay, LinuxSystemEvents, ArgumentParser
 let package = Package(
     name: "MainLoop",
@@ -18,6 +20,7 @@ let package = Package(
         .library(name: "MainLoop", targets: ["MainLoop"]),
         .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
         .library(name: "SystemNotifications", targets: ["SystemNotifications"]),
+        .library(name: "EngineWire", targets: ["EngineWire"]),
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
         .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
         .library(name: "MainLoopJSON", targets: ["MainLoopJSON"]),
@@ -36,12 +39,14 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .target(name: "MainLoop", dependencies: ["CLibevent"]),
         .target(name: "MainLoopJSON"),
-        .target(name: "AppLifecycle", dependencies: ["MainLoop"]),
-        .target(name: "SystemNotifications", dependencies: ["AppLifecycle", "MainLoopJSON"]),
-        .target(name: "ScenarioReplay", dependencies: ["SystemNotifications", "MainLoopJSON"]),
+        .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON"]),
+        .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),
+        .target(name: "EngineWire", dependencies: ["AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
+        .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
         .target(
             name: "LinuxSystemEvents",
-            dependencies: ["SystemNotifications", "MainLoopJSON", "CLinux", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "CLinux",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "mainloop",
@@ -55,11 +60,12 @@ let package = Package(
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle"]),
-        .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications"]),
+        .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications", "AppLifecycle"]),
+        .testTarget(name: "EngineWireTests", dependencies: ["EngineWire"]),
         .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents"]),
         .testTarget(
             name: "ScenarioReplayTests",
-            dependencies: ["ScenarioReplay"],
+            dependencies: ["ScenarioReplay", "EngineWire"],
             // Scenario files are data read from the source tree, not resources.
             exclude: ["Conformance", "Malformed"]
         ),

@@ -17,7 +17,7 @@ fi
 
 echo "== cross-thread tests under ThreadSanitizer"
 swift test --sanitize=thread --scratch-path .build-tsan \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|ControlSocketTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests'
 
 echo "== the whole suite"
 swift test

@@ -8,7 +8,7 @@ public final class AppFileDescriptorSource {
     /// What the app asked to wait for.
     public private(set) var interest: Readiness
     private let source: FileDescriptorSource
-    private unowned let application: Application
+    private weak var application: Application?
 
     init(application: Application, source: FileDescriptorSource, interest: Readiness) {
         self.application = application
@@ -25,17 +25,19 @@ public final class AppFileDescriptorSource {
     public func update(interest newInterest: Readiness) throws(MainLoopError) {
         guard !source.isRemoved else { throw .sourceRemoved }
         interest = newInterest
-        if application.state.runsAppCode { try source.update(interest: newInterest) }
+        if application?.state.runsAppCode == true { try source.update(interest: newInterest) }
     }
 
     /// Stops watching.
     /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
         try source.remove()
-        application.forget(self)
+        application?.currentRun?.sources[ObjectIdentifier(self)] = nil
     }
 
-    func park() { try? source.update(interest: []) }
-    func resume() { try? source.update(interest: interest) }
-    func removeForKill() { try? source.remove() }
+    // Parking and resuming change only the interest of a live source; a
+    // removed one (the app removed it, or the loop shut down) has nothing to park.
+    func park() { if !source.isRemoved { try? source.update(interest: []) } }
+    func resume() { if !source.isRemoved { try? source.update(interest: interest) } }
+    func removeForKill() { if !source.isRemoved { try? source.remove() } }
 }

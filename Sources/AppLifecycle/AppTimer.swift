@@ -7,22 +7,39 @@ import MainLoop
 /// first missed due time) and fires once after the resume sequence. A
 /// repeating timer that missed fires collapses them into that one fire and
 /// then continues at the next start + k·interval after the resume time.
-/// A kill cancels every app timer. Loop thread only.
+/// It belongs to the run that scheduled it: a kill cancels it, and it never
+/// fires into a later run. Loop thread only; released on another thread,
+/// its loop timer is cancelled on the loop's thread.
 public final class AppTimer {
     /// The repeat interval, or nil for one-shot.
     public let interval: Duration?
-    private unowned let application: Application
+    private weak var application: Application?
+    private weak var run: AppRun?
+    private let loop: MainRunLoop
     private let handler: () -> Void
     private var loopTimer: LoopTimer!
     /// The first due time missed while suspended, if any.
-    var firstMissedDue: LoopInstant?
+    private var firstMissedDue: LoopInstant?
 
-    init(application: Application, after delay: Duration, repeating interval: Duration?, handler: @escaping () -> Void) {
+    init(application: Application, run: AppRun, after delay: Duration, repeating interval: Duration?,
+         handler: @escaping () -> Void) {
         self.application = application
+        self.run = run
+        self.loop = application.loop
         self.interval = interval
         self.handler = handler
-        loopTimer = application.loop.makeTimer { [unowned self] in self.cameDue() }
+        loopTimer = loop.makeTimer { [weak self] in self?.cameDue() }
         loopTimer.schedule(after: delay, repeating: interval)
+    }
+
+    deinit {
+        let timer = UncheckedSendableBox(loopTimer!)
+        if loop.inLoop {
+            timer.value.cancel()
+        } else {
+            // Hop to the loop; a shut-down loop has freed its timers already.
+            try? loop.execute { timer.value.cancel() }
+        }
     }
 
     /// Whether the timer will still fire (scheduled, or owed a missed fire).
@@ -31,22 +48,30 @@ public final class AppTimer {
     /// Cancels the timer, including a missed fire it is owed. Cancelling a
     /// fired one-shot or a cancelled timer is a no-op.
     public func cancel() {
-        application.loop.preconditionInLoop()
-        loopTimer.cancel()
-        firstMissedDue = nil
-        application.forget(self)
+        loop.preconditionInLoop()
+        cancelForKill()
+        forget()
+    }
+
+    private func forget() {
+        run?.timers[ObjectIdentifier(self)] = nil
+        run?.missedTimers.removeAll { $0 === self }
     }
 
     private func cameDue() {
+        guard let application, let run, application.currentRun === run else {
+            loopTimer.cancel()
+            return
+        }
         if application.state.runsAppCode {
-            if interval == nil { application.forget(self) }
+            if interval == nil { forget() }
             handler()
             return
         }
         // Suspended: owe one fire and stop repeating until the resume.
         if firstMissedDue == nil {
             firstMissedDue = loopTimer.deadline
-            application.missedTimers.append(self)
+            run.missedTimers.append(self)
         }
         loopTimer.cancel()
     }
@@ -57,12 +82,12 @@ public final class AppTimer {
         guard let missed = firstMissedDue else { return }
         firstMissedDue = nil
         if let interval {
-            let step = interval.nanosecondsClamped
-            let now = application.loop.now.nanoseconds
-            let elapsedSteps = (now - missed.nanoseconds) / step + 1
-            loopTimer.schedule(at: LoopInstant(nanoseconds: missed.nanoseconds + elapsedSteps * step), repeating: interval)
+            let step = max(1, interval.nanosecondsClamped)
+            let now = loop.now.nanoseconds
+            let elapsedSteps = (now &- missed.nanoseconds) / step &+ 1
+            loopTimer.schedule(at: LoopInstant(nanoseconds: missed.nanoseconds &+ elapsedSteps &* step), repeating: interval)
         } else {
-            application.forget(self)
+            forget()
         }
         handler()
     }
@@ -71,4 +96,10 @@ public final class AppTimer {
         loopTimer.cancel()
         firstMissedDue = nil
     }
+}
+
+/// Moves a loop-bound object into a closure that runs on its loop's thread.
+struct UncheckedSendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

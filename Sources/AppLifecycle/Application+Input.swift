@@ -1,13 +1,14 @@
 import MainLoop
 
 extension Application {
-    /// Delivers user input (a touch id) through the loop at input priority.
+    /// Delivers user input (a touch id), in order with every other input.
     /// Safe from any thread. It reaches the delegate only if the app is
-    /// active when the loop handles it; otherwise it is discarded, counted
-    /// in ``discardedInputCount`` and reported as ``EngineEvent/inputDiscarded(_:)``.
+    /// active when it takes effect; otherwise it is discarded, counted in
+    /// ``discardedInputCount`` and reported as ``EngineEvent/inputDiscarded(_:)``.
+    /// On the loop thread with the engine idle, it takes effect before this returns.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
     public func deliverInput(_ input: String) throws(MainLoopError) {
-        try inputChannel.post(input)
+        try enqueue(.input(input))
     }
 
     func receiveInput(_ input: String) {

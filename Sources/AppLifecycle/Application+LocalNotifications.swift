@@ -12,7 +12,6 @@ extension Application {
     ///   app runs no code.
     @discardableResult
     public func scheduleLocalNotification(_ label: String, after delay: Duration) throws(LifecycleError) -> Bool {
-        loop.preconditionInLoop()
         try requireAppCode("scheduleLocalNotification")
         let notification = ScheduledLocalNotification(label: label, fireDate: loop.now + delay,
                                                       number: nextLocalNotificationNumber)
@@ -23,7 +22,8 @@ extension Application {
         while localNotifications.count > configuration.maxScheduledLocalNotifications {
             localNotifications.removeLast().timer?.cancel()
         }
-        notification.timer = loop.scheduleTimer(after: delay) { [unowned self, unowned notification] in
+        notification.timer = loop.scheduleTimer(after: delay) { [weak self, weak notification] in
+            guard let self, let notification else { return }
             self.localNotificationFired(notification)
         }
         return true

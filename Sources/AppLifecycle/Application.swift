@@ -1,130 +1,148 @@
 import MainLoop
+import MainLoopJSON
+import SystemNotifications
 
-/// The iOS-style application lifecycle of SPEC §1–§3 and §5, running on a
-/// ``MainRunLoop``.
+/// The iOS-style application lifecycle of SPEC §1–§5 running on a
+/// ``MainRunLoop``, with its system notification engine.
 ///
-/// The transition table lives in ``LifecycleStateMachine`` (pure); this
-/// controller carries out its steps: it calls the delegate, starts and stops
+/// The transition table lives in ``LifecycleStateMachine`` (pure) and the
+/// coalescing state in ``CoalescingTable`` (pure); this controller carries
+/// out the machine's steps: it calls the delegate, starts and stops
 /// background time, enforces the time limits with loop timers and the
-/// loop's watchdog, gates app code while suspended, and tells the
-/// ``LifecycleParticipant``s (the notification center) when to hold and
-/// when to deliver.
+/// loop's watchdog, gates app code while suspended, and holds, flushes or
+/// discards system notifications (see ``notifications``).
 ///
-/// Everything here runs on the loop thread: create the application there
-/// and call it from there (supervisor commands arriving on other threads
-/// should be posted to the loop first). Only ``deliverInput(_:)`` is safe
-/// from any thread.
+/// **Ordering.** Every input (lifecycle command, system event, user input)
+/// goes through one ordered inbox and takes effect in the order it was
+/// issued: program order on the loop thread, arrival order across threads.
+/// On the loop thread, ``perform(_:)``, ``deliverInput(_:)`` and the center's
+/// `post` first apply everything that arrived before them, then apply
+/// themselves before they return. Issued while the engine is busy (from a
+/// delegate callback or an observer), events and input wait in the inbox and
+/// take effect right after the current input; lifecycle commands are
+/// refused then (``LifecycleError/transitionInProgress(command:)``), or
+/// queued with ``submit(_:completion:)``.
+///
+/// **Runs.** What the app owns lives in the data of its ``Phase``
+/// (``AppRun``): a kill, terminate or purge drops it in one assignment.
+///
+/// Loop thread only, except ``deliverInput(_:)``, ``submit(_:completion:)``
+/// and ``poster``. Who protects what: every stored `var` is touched on the
+/// loop thread only; the inbox's cross-thread side has its own lock.
 public final class Application {
+    /// The application's phase: not running, or running with what the run owns.
+    enum Phase {
+        case notRunning
+        case running(AppRun)
+    }
+
     /// The loop everything runs on.
     public let loop: MainRunLoop
     /// The limits and declared modes.
     public let configuration: LifecycleConfiguration
-    /// The app. Held strongly: the application owns its delegate.
-    public var delegate: (any ApplicationDelegate)?
+    /// The app. Held weakly, as UIKit holds its delegate: the app object
+    /// owns the application, not the other way round.
+    public weak var delegate: (any ApplicationDelegate)?
 
     /// The current state, as last announced by a `state` step.
     public private(set) var state: AppState = .notRunning
     /// The transition planner (pure).
     var machine = LifecycleStateMachine()
+    /// What the app owns in this run.
+    var phase = Phase.notRunning
     /// True while a transition's steps run; commands are refused then and
     /// suspension waits for the transition's own `suspendIfIdle` step.
     private(set) var isInTransition = false
+    /// How deep the engine is in applying an input, a transition or a
+    /// delivery; inputs issued on the loop thread meanwhile wait in the inbox.
+    @exclusivity(unchecked) var engineDepth = 0
+    /// An input was queued on the loop thread while the engine was busy.
+    @exclusivity(unchecked) var queuedWhileBusy = false
+    /// True while ``applyPendingInputs()`` drains the inbox.
+    var isDrainingInbox = false
 
-    /// Not owned: a participant (the notification center) holds the
-    /// application, so a strong reference back would leak both, and the
-    /// loop with them. Participants remove themselves when released.
-    private var participants: [ParticipantReference] = []
+    /// Every input passes through here, in order (see the type's doc). Set
+    /// once in init; read for every input.
+    @exclusivity(unchecked) private(set) var inbox: EventChannel<InboxEntry>!
+
+    // Observers.
     private var engineObservers: [(EngineEvent) -> Void] = []
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
     private var nextObserverID = 0
 
-    // Background time (SPEC §2, §3, §5).
-    /// When background time started counting, while in background.
-    var backgroundStart: LoopInstant?
-    /// Whether this background period's expiration handlers already ran.
-    var expirationHandlersRan = false
+    // The notification engine (see Application+Notifications.swift).
+    /// The coalescing state: rules, current values, counters, held slots.
+    @exclusivity(unchecked) var table: CoalescingTable
+    /// Deliver, hold or only record events.
+    @exclusivity(unchecked) var holdingMode = HoldingMode.notRunning
+    /// Notification observers by kind slot.
+    let observers = NotificationObservers()
+    /// The resume flush's output, reused so a flush allocates nothing once warm.
+    var flushBuffer: [SystemNotification] = []
+
     /// The two background deadlines (created in init, rescheduled each period).
     private(set) var expirationTimer: LoopTimer!
     private(set) var backgroundLimitTimer: LoopTimer!
-
-    // Background tasks, in begin order.
-    var tasks: [BackgroundTaskToken: BackgroundTask] = [:]
-    var taskOrder: [BackgroundTaskToken] = []
-    var nextTaskNumber = 1
-
-    // Services and keep-alive.
-    var runningServices: Set<BackgroundMode> = []
-    var keepAliveHandler: (() -> Void)?
+    /// Fires the keep-alive (its schedule belongs to the run's handler).
     private(set) var keepAliveTimer: LoopTimer!
 
-    // App work gated by the lifecycle.
-    /// Owned here so a timer fires even if the app drops its handle.
-    var appTimers: [ObjectIdentifier: AppTimer] = [:]
-    var missedTimers: [AppTimer] = []
-    var deferredWork: [() -> Void] = []
-    var appSources: [ObjectIdentifier: AppFileDescriptorSource] = [:]
-    var droppedAppWork = 0
-    /// Bumped when the app dies, so work queued by an earlier run is dropped.
-    var appGeneration = 0
-    /// What posted work holds instead of the application (see ``AppGate``).
-    let gate = AppGate()
-
-    // Local notifications (system-owned), soonest first.
+    // Local notifications: the system's, so they survive the app (SPEC §5).
     var localNotifications: [ScheduledLocalNotification] = []
     var nextLocalNotificationNumber = 0
+    var nextTaskNumber = 1
 
-    // Input.
-    private(set) var inputChannel: EventChannel<String>!
     /// How many inputs were discarded because the app was not active.
     public internal(set) var discardedInputCount = 0
+    /// How much posted app work was dropped because the app died first.
+    public internal(set) var droppedAppWorkCount = 0
 
     /// An application in `notRunning` on `loop`.
-    /// - Precondition: called on the loop thread.
+    /// - Parameter limits: bounds on what the notification engine stores.
+    /// - Precondition: called on the loop thread, on a loop that is not shut down.
     public init(loop: MainRunLoop, configuration: LifecycleConfiguration = LifecycleConfiguration(),
-                delegate: (any ApplicationDelegate)? = nil) {
+                delegate: (any ApplicationDelegate)? = nil, limits: CoalescingLimits = CoalescingLimits()) {
         loop.preconditionInLoop()
         self.loop = loop
         self.configuration = configuration
         self.delegate = delegate
-        expirationTimer = loop.makeTimer { [unowned self] in self.runExpirationHandlers() }
-        backgroundLimitTimer = loop.makeTimer { [unowned self] in self.backgroundTimeLimitReached() }
-        keepAliveTimer = loop.makeTimer { [unowned self] in self.keepAliveFired() }
-        gate.application = self
+        table = CoalescingTable(limits: limits)
+        observers.ensureSlots(table.registeredKinds.count)
+        // Weak captures: the loop owns these timers and the inbox, and an
+        // application may be released (on any thread) before its loop.
+        expirationTimer = loop.makeTimer { [weak self] in self?.runExpirationHandlers() }
+        backgroundLimitTimer = loop.makeTimer { [weak self] in self?.backgroundTimeLimitReached() }
+        keepAliveTimer = loop.makeTimer { [weak self] in self?.keepAliveFired() }
         do {
-            inputChannel = try loop.makeChannel(of: String.self, priority: .input) { [unowned self] in self.receiveInput($0) }
+            inbox = try loop.makeChannel(of: InboxEntry.self, priority: .system) { [weak self] entry in
+                self?.applyQueued(entry)
+            }
         } catch {
-            preconditionFailure("Application: the loop cannot create the input channel: \(error)")
+            preconditionFailure("Application: the loop cannot create the application's inbox: \(error)")
         }
     }
 
     deinit {
-        gate.application = nil
-        // The loop owns the timers and the input channel, whose handlers
-        // capture this application unowned: released on the loop thread
-        // (the normal case), stop them so nothing fires into a freed object.
-        guard loop.inLoop else { return }
-        expirationTimer.cancel()
-        backgroundLimitTimer.cancel()
-        keepAliveTimer.cancel()
-        for timer in appTimers.values { timer.cancelForKill() }
-        for notification in localNotifications { notification.timer?.cancel() }
-        try? inputChannel.close()
+        // The loop owns the timers and the inbox; their handlers hold this
+        // application weakly, so they are harmless, but their resources are
+        // freed on the loop's thread (a hop when released elsewhere).
+        let resources = LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer]
+                                        + localNotifications.compactMap(\.timer),
+                                      run: currentRun, inbox: inbox)
+        if loop.inLoop {
+            resources.release()
+        } else {
+            // A shut-down loop already freed everything it owned.
+            try? loop.execute { resources.release() }
+        }
+    }
+
+    /// The run, while the app is running.
+    var currentRun: AppRun? {
+        if case .running(let run) = phase { return run }
+        return nil
     }
 
     // MARK: Observers
-
-    /// Adds an engine component that follows the lifecycle. The application
-    /// does not own it: it must call ``removeParticipant(_:)`` before it is
-    /// released (``SystemNotificationCenter`` does so in `deinit`).
-    public func addParticipant(_ participant: any LifecycleParticipant) {
-        loop.preconditionInLoop()
-        participants.append(ParticipantReference(participant: participant))
-    }
-
-    /// Removes a participant added with ``addParticipant(_:)``.
-    public func removeParticipant(_ participant: any LifecycleParticipant) {
-        participants.removeAll { $0.participant === participant }
-    }
 
     /// Observes engine events in every state (monitoring, replay output).
     public func addEngineObserver(_ observer: @escaping (EngineEvent) -> Void) {
@@ -145,6 +163,7 @@ public final class Application {
 
     /// Removes a lifecycle observer; unknown tokens are ignored.
     public func removeLifecycleObserver(_ token: Int) {
+        loop.preconditionInLoop()
         lifecycleObservers.removeAll { $0.id == token }
     }
 
@@ -154,14 +173,35 @@ public final class Application {
 
     // MARK: Commands
 
-    /// Carries out a lifecycle command (SPEC §1).
+    /// Carries out a lifecycle command (SPEC §1), after every input that
+    /// arrived before it.
     /// - Throws: ``LifecycleError/commandNotAllowed(command:state:)`` when
     ///   the command is not allowed in the current state, or
-    ///   ``LifecycleError/transitionInProgress(command:)`` from inside a
-    ///   transition. Nothing changes then.
+    ///   ``LifecycleError/transitionInProgress(command:)`` while the engine
+    ///   is busy (from a callback or observer; use ``submit(_:completion:)``
+    ///   to queue it). Nothing changes then.
     public func perform(_ command: LifecycleCommand) throws(LifecycleError) {
         loop.preconditionInLoop()
-        guard !isInTransition else { throw .transitionInProgress(command: command) }
+        guard engineDepth == 0 else { throw .transitionInProgress(command: command) }
+        applyPendingInputs()
+        enterEngine()
+        defer { leaveEngine() }
+        try apply(command)
+    }
+
+    /// Queues a lifecycle command behind every input issued before it; safe
+    /// from any thread. `completion` (on the loop thread) gets the state
+    /// the command led to, or why it was rejected; a rejection is also
+    /// reported to engine observers (``EngineEvent/commandRejected(_:_:)``).
+    /// On the loop thread with the engine idle, the command takes effect
+    /// before this returns.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    public func submit(_ command: LifecycleCommand,
+                       completion: (@Sendable (Result<AppState, LifecycleError>) -> Void)? = nil) throws(MainLoopError) {
+        try enqueue(.lifecycle(command, completion: completion))
+    }
+
+    private func apply(_ command: LifecycleCommand) throws(LifecycleError) {
         let steps = try machine.plan(command)
         runTransition(steps)
     }
@@ -170,7 +210,11 @@ public final class Application {
     func runTransition(_ steps: [LifecycleStep]) {
         let outer = isInTransition
         isInTransition = true
-        defer { isInTransition = outer }
+        enterEngine()
+        defer {
+            isInTransition = outer
+            leaveEngine()
+        }
         for step in steps {
             guard carryOut(step) else { return }
         }
@@ -188,7 +232,7 @@ public final class Application {
         case .stopBackgroundTime:
             stopBackgroundTime()
         case .deliverHeldNotifications:
-            for reference in participants { reference.participant.applicationShouldDeliverHeldEvents(self) }
+            deliverHeldNotifications()
         case .runKeepAliveHandler:
             runKeepAliveHandler()
         case .runMissedAppWork:
@@ -204,10 +248,11 @@ public final class Application {
     private func enter(_ newState: AppState) {
         let previous = state
         state = newState
+        if previous == .notRunning, newState != .notRunning { phase = .running(AppRun()) }
         if newState == .suspended { pauseAppSources() }
         if previous == .suspended, newState.runsAppCode { resumeAppSources() }
+        updateHoldingMode(for: newState)
         emit(.stateChanged(newState))
-        for reference in participants { reference.participant.application(self, didEnter: newState) }
     }
 
     /// Calls the delegate method, then the lifecycle observers. The
@@ -253,24 +298,31 @@ public final class Application {
     /// `suspendIfIdle` step decides at the end).
     func suspendIfIdle(force: Bool = false) {
         guard force || !isInTransition else { return }
-        guard state == .background, tasks.isEmpty, runningServices.isEmpty,
+        guard state == .background, let run = currentRun, run.tasks.isEmpty, run.services.isEmpty,
               let steps = machine.suspend() else { return }
         runTransition(steps)
     }
 
-    /// The app dies: everything it owned goes, except what belongs to the
-    /// system (scheduled local notifications survive, SPEC §5).
+    /// The app dies: everything its run owned goes at once, and what is held
+    /// for it is discarded. Local notifications survive (they are the system's).
     private func endApp() {
         stopBackgroundTime()
-        tasks.removeAll()
-        taskOrder.removeAll()
-        runningServices.removeAll()
-        keepAliveHandler = nil
         keepAliveTimer.cancel()
-        cancelAllAppTimers()
-        droppedAppWork += deferredWork.count
-        deferredWork.removeAll()
-        removeAllAppSources()
-        for reference in participants { reference.participant.applicationDidEnd(self) }
+        if let run = currentRun { droppedAppWorkCount += run.end() }
+        phase = .notRunning
+        table.discard()
+    }
+}
+
+/// What an application leaves on its loop, released on the loop's thread.
+private struct LoopResources: @unchecked Sendable {
+    let timers: [LoopTimer]
+    let run: AppRun?
+    let inbox: EventChannel<InboxEntry>?
+
+    func release() {
+        for timer in timers { timer.cancel() }
+        _ = run?.end()
+        try? inbox?.close()
     }
 }

@@ -1,6 +1,9 @@
+import SystemNotifications
+
 /// What the engine (not the app) observes: state changes, kills, discarded
-/// input and notifications the system presented on the app's behalf.
-/// Engine observers are called in every state, including suspended.
+/// input, notifications the system presented on the app's behalf, and
+/// inputs it refused. Engine observers are called in every state, including
+/// suspended.
 public enum EngineEvent: Equatable, Sendable {
     /// The app entered a state.
     case stateChanged(AppState)
@@ -10,4 +13,10 @@ public enum EngineEvent: Equatable, Sendable {
     case inputDiscarded(String)
     /// A local notification fired while the app was not active.
     case localNotificationPresented(String)
+    /// A lifecycle command submitted through the inbox (``Application/submit(_:completion:)``
+    /// or a poster) was rejected; nothing changed.
+    case commandRejected(LifecycleCommand, LifecycleError)
+    /// A system event posted from another thread was refused when the loop
+    /// applied it (unknown kind, malformed value, over a limit); nothing changed.
+    case systemEventRefused(NotificationCenterError)
 }

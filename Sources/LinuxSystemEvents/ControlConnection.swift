@@ -1,3 +1,4 @@
+import EngineWire
 import Glibc
 import MainLoop
 import MainLoopJSON
@@ -65,7 +66,7 @@ final class ControlConnection {
 
     private func rejectOversize() -> Bool {
         input.removeAll()
-        reply(ControlServer.error("request line exceeds \(server.maxLineBytes) bytes; closing the connection"))
+        reply(EngineQueries.error("request line exceeds \(server.maxLineBytes) bytes; closing the connection"))
         closeAfterFlush()
         return false
     }
@@ -75,7 +76,7 @@ final class ControlConnection {
     private func peerFinishedSending() {
         if input.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
             input.removeAll()
-            reply(ControlServer.error("incomplete request: the connection was closed before a newline"))
+            reply(EngineQueries.error("incomplete request: the connection was closed before a newline"))
         }
         closeAfterFlush()
     }

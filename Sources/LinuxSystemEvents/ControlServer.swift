@@ -1,3 +1,4 @@
+import EngineWire
 import Glibc
 import Logging
 import MainLoop
@@ -126,7 +127,7 @@ public final class ControlServer {
 
     /// Best-effort error line, then close.
     private func refuse(_ fd: Int32, _ message: String) {
-        let line = Array((JSONValue.object(Self.error(message)).jsonText + "\n").utf8)
+        let line = Array((JSONValue.object(EngineQueries.error(message)).jsonText + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(fd)
     }
@@ -143,13 +144,8 @@ public final class ControlServer {
         } catch {
             malformedRequests += 1
             logger.notice("control socket: malformed request: \(error)")
-            return Self.error("malformed JSON request: \(error)")
+            return EngineQueries.error("malformed JSON request: \(error)")
         }
-    }
-
-    /// `{"ok": false, "error": message}`.
-    public static func error(_ message: String) -> JSONObject {
-        ["ok": false, "error": .string(message)]
     }
 }
 

@@ -1,4 +1,5 @@
 import AppLifecycle
+import EngineWire
 import Glibc
 import Logging
 import MainLoop
@@ -20,7 +21,7 @@ public final class ServiceHost {
     public private(set) var control: ControlServer!
     private let options: ServiceOptions
     private let logger: Logger
-    private let observer: ObservingAppDelegate
+    private let observer: ObservationRecorder
     private let watcher: FileWatcher
     private var timeSource: SignificantTimeChangeSource!
     private var localeSource: LocaleSource!
@@ -36,9 +37,9 @@ public final class ServiceHost {
         self.logger = logger
         wallClock = SystemWallClock(localtimePath: options.zoneFiles.first ?? "/etc/localtime")
         application = Application(loop: loop, configuration: configuration)
-        center = try SystemNotificationCenter(application: application)
-        observer = ObservingAppDelegate(timestamp: { ServiceHost.wallClockFields() }, sink: output)
-        try observer.attach(to: application, center: center)
+        center = application.notifications
+        observer = ObservationRecorder(timestamp: { ServiceHost.wallClockFields() }, sink: output)
+        try observer.attach(to: application)
         watcher = try FileWatcher(loop: loop)
         if let file = options.defaultsFile {
             defaults = UserDefaultsStore(path: file)
@@ -74,80 +75,54 @@ public final class ServiceHost {
     /// Terminates the app if it is running code (willTerminate) or
     /// suspended, and closes the control socket.
     public func shutdown() {
-        if application.state != .notRunning { try? application.perform(.terminate) }
+        if application.state != .notRunning {
+            do { try application.perform(.terminate) } catch { logger.error("terminate at shutdown: \(error)") }
+        }
         control.stop()
         logger.info("service stopped")
     }
 
     /// Answers one control request (SPEC §6 vocabulary without `at`, plus
-    /// queries). Never throws: every problem becomes an error reply.
+    /// queries). Never throws: every problem becomes an error reply. The
+    /// request takes effect before the reply is made: `ok` means applied.
     public func handle(_ request: JSONValue) -> JSONObject {
-        guard let object = request.objectValue, object.count == 1, let (kind, body) = object.first(where: { _ in true }) else {
-            return ControlServer.error("a request is an object with exactly one of lifecycle, system, input, query")
+        guard let object = request.objectValue else {
+            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, query")
         }
-        switch kind {
-        case "lifecycle":
-            guard let name = body.stringValue, let command = LifecycleCommand(rawValue: name) else {
-                let known = LifecycleCommand.allCases.map(\.rawValue).joined(separator: ", ")
-                return ControlServer.error("unknown lifecycle command \(body.jsonText) (known: \(known))")
-            }
+        let decoded: EngineRequest
+        do {
+            decoded = try RequestDecoder.decode(object, context: .controlSocket)
+        } catch {
+            return EngineQueries.error(error.problem)
+        }
+        switch decoded {
+        case .lifecycle(let command):
             do {
                 try application.perform(command)
                 return ["ok": true, "state": .string(application.state.rawValue)]
             } catch {
-                return ControlServer.error(error.description)
+                return EngineQueries.error(error.description)
             }
-        case "system":
+        case .system(let json):
             do {
-                try center.post(try center.decodeEvent(body))
+                try center.post(try center.decodeEvent(json))
                 return ["ok": true]
             } catch {
-                return ControlServer.error("\(error)")
+                return EngineQueries.error("\(error)")
             }
-        case "input":
-            guard let id = body.stringValue else { return ControlServer.error("'input' must be a string") }
+        case .input(let id):
             do {
                 try application.deliverInput(id)
                 return ["ok": true]
             } catch {
-                return ControlServer.error("\(error)")
+                return EngineQueries.error("\(error)")
             }
-        case "query":
-            return query(body.stringValue ?? "")
-        default:
-            return ControlServer.error("unknown request '\(kind)': expected lifecycle, system, input or query")
-        }
-    }
-
-    private func query(_ what: String) -> JSONObject {
-        switch what {
-        case "state":
-            return ["ok": true, "state": .string(application.state.rawValue), "holding": .bool(center.isHolding),
-                    "heldSlots": .number(Double(center.heldSlotCount)),
-                    "remainingBackgroundTime": application.remainingBackgroundTime.map { .number($0.secondsDouble) } ?? .null,
-                    "openBackgroundTasks": .array(application.openBackgroundTaskNames.map(JSONValue.string))]
-        case "stats":
-            var kinds = JSONObject()
-            for (kind, counters) in center.statistics {
-                kinds[kind.name] = ["received": .number(Double(counters.received)),
-                                    "ignoredUnchanged": .number(Double(counters.ignoredUnchanged)),
-                                    "deliveredLive": .number(Double(counters.deliveredLive)),
-                                    "held": .number(Double(counters.held)),
-                                    "deliveredMerged": .number(Double(counters.deliveredMerged)),
-                                    "folded": .number(Double(counters.folded)),
-                                    "cancelled": .number(Double(counters.cancelled)),
-                                    "discarded": .number(Double(counters.discarded)),
-                                    "pending": .number(Double(counters.pending))]
-            }
-            return ["ok": true, "kinds": .object(kinds), "discardedInput": .number(Double(application.discardedInputCount)),
-                    "refusedPeers": .number(Double(control.refusedPeers)),
-                    "malformedRequests": .number(Double(control.malformedRequests))]
-        case "values":
-            var values = JSONObject()
-            for kind in center.kinds { values[kind.name] = (try? center.currentValue(of: kind)) ?? .null }
-            return ["ok": true, "values": .object(values)]
-        default:
-            return ControlServer.error("unknown query \"\(what)\": expected state, stats or values")
+        case .query(let query):
+            return EngineQueries.reply(query, application: application,
+                                       extraStats: ["refusedPeers": .number(Double(control.refusedPeers)),
+                                                    "malformedRequests": .number(Double(control.malformedRequests))])
+        case .app:
+            return EngineQueries.error("'app' actions are scenario steps, not control requests")
         }
     }
 

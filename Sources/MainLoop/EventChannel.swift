@@ -1,5 +1,6 @@
 import CLibevent
 import Glibc
+import Synchronization
 
 /// The non-generic part of a channel, so one C trampoline can reach every
 /// `EventChannel<Value>` through a vtable call instead of a dynamic cast.
@@ -61,6 +62,10 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var isClosed = false
     /// Events posted from other threads; protected by its own mutex.
     @usableFromInline let inbox = LockedValue(Inbox())
+    /// Set (under the inbox lock) when a remote post leaves events that the
+    /// loop has not received yet; read without the lock by the loop thread
+    /// (``hasPendingEvents``), so checking costs one atomic load.
+    @usableFromInline let remotePending = Atomic<Bool>(false)
     /// The array swapped with the inbox's; loop thread only.
     @exclusivity(unchecked) @usableFromInline var spare: [Value] = []
     /// Written by remote posters (once per batch), read by the loop.
@@ -132,6 +137,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         try inbox.withLock { (inbox: inout Inbox) throws(MainLoopError) in
             guard !inbox.closed else { throw .shutDown }
             inbox.items.append(value)
+            remotePending.store(true, ordering: .releasing)
             guard !inbox.wakePending else { return }
             inbox.wakePending = true
             // One eventfd write per batch. It happens under the lock so that
@@ -180,6 +186,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         channel.inbox.withLock { inbox in
             swap(&inbox.items, &batch)
             inbox.wakePending = false
+            channel.remotePending.store(false, ordering: .relaxed)
         }
         guard !batch.isEmpty else {
             channel.spare = batch
@@ -191,6 +198,29 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         channel.spare = batch
         channel.core.workCounter &+= 1
         if !channel.drainScheduled { channel.scheduleDrain() }
+    }
+
+    /// Whether events wait to be handled: queued on the loop thread, or
+    /// posted from another thread and not received yet. Loop thread only.
+    @inlinable
+    public var hasPendingEvents: Bool {
+        !ring.isEmpty || remotePending.load(ordering: .acquiring)
+    }
+
+    /// Handles every waiting event now, in post order, on the calling (loop)
+    /// thread: first those posted from other threads are received, then the
+    /// queue is run until it is empty, including events the handler posts
+    /// while it runs. A drain already scheduled with libevent then finds
+    /// nothing to do. Used where an input must take effect only after every
+    /// input that arrived before it (the application's ordered inbox).
+    /// - Precondition: called on the loop thread, not from this channel's handler.
+    public func drainNow() {
+        precondition(core.isLoopThread, "EventChannel.drainNow called off the loop thread")
+        if remotePending.load(ordering: .acquiring) { receiveRemote() }
+        while !isClosed, !core.isShutDown, let value = ring.popFirst() {
+            core.workCounter &+= 1
+            handler(value)
+        }
     }
 
     /// Stops the channel: queued events are dropped, nothing more is

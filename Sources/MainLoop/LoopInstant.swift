@@ -38,7 +38,11 @@ public struct LoopInstant: Hashable, Comparable, Sendable, CustomStringConvertib
         .nanoseconds(lhs.nanoseconds &- rhs.nanoseconds)
     }
 
-    public var description: String { "\(seconds)s" }
+    /// Seconds since the origin as exact decimal text, to the nanosecond
+    /// (`0.3`, `12`, `999999999.123456789`): how observations print `at`.
+    public var decimalSeconds: String { DecimalSeconds.text(nanoseconds: nanoseconds) }
+
+    public var description: String { "\(decimalSeconds)s" }
 }
 
 extension Duration {
@@ -54,10 +58,15 @@ extension Duration {
     }
 
     /// A duration from a (possibly fractional) number of seconds, rounded to
-    /// the nearest nanosecond. Used by the replay format, whose times are
-    /// JSON numbers.
+    /// the nearest nanosecond. Total: beyond about ±292 years it saturates
+    /// at the largest duration the loop represents, and NaN is zero. For
+    /// exact decimal times use ``init(decimalSeconds:)``.
     public static func seconds(fractional value: Double) -> Duration {
-        .nanoseconds(Int64((value * 1e9).rounded()))
+        let nanoseconds = (value * 1e9).rounded()
+        if nanoseconds.isNaN { return .zero }
+        if nanoseconds >= 9.223372036854775807e18 { return .nanoseconds(Int64.max) }
+        if nanoseconds <= -9.223372036854775808e18 { return .nanoseconds(Int64.min) }
+        return .nanoseconds(Int64(nanoseconds))
     }
 
     /// The duration in seconds as a Double.

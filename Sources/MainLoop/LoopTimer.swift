@@ -38,10 +38,11 @@ public final class LoopTimer {
     }
 
     /// (Re)schedules the timer at `deadline`, replacing any earlier schedule.
-    /// With `interval`, it then repeats at deadline + k·interval.
+    /// With `interval`, it then repeats at deadline + k·interval; an interval
+    /// below one nanosecond (the clock's resolution) is taken as one.
     public func schedule(at deadline: LoopInstant, repeating interval: Duration? = nil) {
         loop.preconditionInLoop()
-        precondition(interval.map { $0 > .zero } ?? true, "a repeating timer needs a positive interval")
+        let interval = interval.map { max($0, .nanoseconds(1)) }
         if isScheduled { loop.removeTimer(self) }
         self.deadline = deadline
         self.interval = interval

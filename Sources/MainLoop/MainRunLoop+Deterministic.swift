@@ -11,6 +11,8 @@ extension MainRunLoop {
     /// work they posted runs until the loop is idle. Timers due at the same
     /// instant run in the order they were scheduled. A target in the past is
     /// a no-op apart from running what is already due. Nothing sleeps.
+    /// ``stop()`` from a callback ends the advance after that instant's
+    /// work, with the clock where it got to (the request is consumed).
     ///
     /// - Throws: ``MainLoopError/notDeterministic`` on a real-clock loop.
     public func advance(to target: LoopInstant) throws(MainLoopError) {
@@ -19,6 +21,7 @@ extension MainRunLoop {
         while let deadline = nextTimerDeadline, deadline <= target {
             if deadline > manualNow { manualNow = deadline }
             try runUntilIdle()
+            if consumeStopRequest() { return }
         }
         if target > manualNow { manualNow = target }
         try runUntilIdle()

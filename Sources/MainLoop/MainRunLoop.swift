@@ -329,6 +329,14 @@ public final class MainRunLoop: @unchecked Sendable {
         }
     }
 
+    /// Takes a pending stop request, if any (deterministic `advance`).
+    func consumeStopRequest() -> Bool {
+        runState.withLock { state in
+            defer { state.stopRequested = false }
+            return state.stopRequested
+        }
+    }
+
     func receiveControl() {
         var counter: UInt64 = 0
         _ = read(controlFD, &counter, 8)

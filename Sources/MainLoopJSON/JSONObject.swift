@@ -1,6 +1,6 @@
 /// A JSON object that remembers key insertion order but compares as a set of
 /// key/value pairs. Setting an existing key keeps its position.
-public struct JSONObject: Equatable, Sendable, Sequence {
+public struct JSONObject: Hashable, Sendable, Sequence {
     private var keys: [String] = []
     private var values: [String: JSONValue] = [:]
 
@@ -43,6 +43,19 @@ public struct JSONObject: Equatable, Sendable, Sequence {
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.values == rhs.values }
+
+    /// Order-insensitive, like equality: the sum of each pair's own hash.
+    public func hash(into hasher: inout Hasher) {
+        var sum = 0
+        for (key, value) in values {
+            var pair = Hasher()
+            pair.combine(key)
+            pair.combine(value)
+            sum &+= pair.finalize()
+        }
+        hasher.combine(values.count)
+        hasher.combine(sum)
+    }
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {

@@ -81,6 +81,9 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after key") }
             index += 1
             skipWhitespace()
+            // Last-wins would silently drop data (two keys collapse into one);
+            // a duplicate is as malformed as a missing colon.
+            guard object[key] == nil else { throw error("duplicate key \"\(key)\" in object") }
             object[key] = try parseValue(depth: depth + 1)
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in object") }
@@ -170,7 +173,7 @@ private struct JSONParser {
         return value
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
+    private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         func digits(_ parser: inout JSONParser) -> Int {
@@ -193,7 +196,7 @@ private struct JSONParser {
             guard digits(&self) > 0 else { throw error("expected digits in exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw error("number out of range") }
-        return value
+        guard let number = JSONNumber(decimalText: text) else { throw error("number out of range") }
+        return number
     }
 }

@@ -11,7 +11,7 @@ extension JSONValue {
         switch self {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
-        case .number(let value): output += JSONValue.format(value)
+        case .number(let number): output += number.decimalText
         case .string(let value): JSONValue.writeString(value, to: &output)
         case .array(let values):
             output += "["

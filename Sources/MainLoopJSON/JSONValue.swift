@@ -1,21 +1,27 @@
 /// A JSON value: the payload type of system events and notifications, and
 /// the data model of replay scenarios, observations and control messages.
 ///
-/// Numbers are Doubles and compare by value (`12 == 12.0`). Objects keep
-/// their keys in insertion order (so output reads in a stable order) but
-/// compare without regard to order, as the conformance rules require.
-public enum JSONValue: Equatable, Sendable {
+/// Values compare and hash as JSON values: numbers by value (`12 == 12.0`,
+/// and `true` is not `1`), objects without regard to key order. Objects
+/// keep their keys in insertion order so output reads in a stable order.
+public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
-    case number(Double)
+    /// A number, with the exact text it was written as (see ``JSONNumber``).
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
 
     /// The string, if this is a string.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// A number from a Double.
+    public static func number(_ value: Double) -> JSONValue { .number(JSONNumber(value)) }
+
     /// The number, if this is a number.
-    public var numberValue: Double? { if case .number(let n) = self { return n } else { return nil } }
+    public var numberValue: Double? { if case .number(let n) = self { return n.value } else { return nil } }
+    /// The number with its exact text, if this is a number.
+    public var exactNumber: JSONNumber? { if case .number(let n) = self { return n } else { return nil } }
     /// The Bool, if this is a Bool.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     /// The object, if this is an object.

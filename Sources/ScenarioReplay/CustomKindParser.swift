@@ -1,3 +1,4 @@
+import EngineWire
 import MainLoopJSON
 import SystemNotifications
 
@@ -17,15 +18,18 @@ import SystemNotifications
 /// (events name a subject). The rule is then registered with the center
 /// exactly as a standard kind is.
 enum CustomKindParser {
-    static func rule(from json: JSONValue) throws(ScenarioError) -> CoalescingRule {
-        guard let object = json.objectValue else { throw ScenarioError(problem: "must be an object") }
-        try Scenario.requireKnownKeys(object, ["name", "shape", "default", "notification", "notificationByValue",
+    static func rule(from json: JSONValue) throws(RequestError) -> CoalescingRule {
+        guard let object = json.objectValue else { throw RequestError("must be an object") }
+        try RequestDecoder.requireKnownKeys(object, ["name", "shape", "default", "notification", "notificationByValue",
                                                "payloadKey", "subjectKey", "valueKey", "subjectField", "valueField",
                                                "values"], what: "custom kind")
-        guard let name = object["name"]?.stringValue, !name.isEmpty else { throw ScenarioError(problem: "needs a 'name'") }
+        guard let name = object["name"]?.stringValue, !name.isEmpty else { throw RequestError("needs a 'name'") }
+        guard !NotificationKind.standard.contains(NotificationKind(name)) else {
+            throw RequestError("'\(name)' is a standard kind; a custom kind needs its own name")
+        }
         guard let shapeName = object["shape"]?.stringValue, let shape = CoalescingRule.Shape(rawValue: shapeName) else {
             let shapes = CoalescingRule.Shape.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ScenarioError(problem: "needs a 'shape' (one of \(shapes))")
+            throw RequestError("needs a 'shape' (one of \(shapes))")
         }
         let naming: CoalescingRule.Naming
         if let fixed = object["notification"]?.stringValue {
@@ -34,18 +38,18 @@ enum CustomKindParser {
             var pairs: [(JSONValue, String)] = []
             for entry in table {
                 guard let pair = entry.arrayValue, pair.count == 2, let notification = pair[1].stringValue else {
-                    throw ScenarioError(problem: "'notificationByValue' entries must be [value, name]")
+                    throw RequestError("'notificationByValue' entries must be [value, name]")
                 }
                 pairs.append((pair[0], notification))
             }
             naming = .byValue(pairs)
         } else {
-            throw ScenarioError(problem: "needs 'notification' or 'notificationByValue'")
+            throw RequestError("needs 'notification' or 'notificationByValue'")
         }
         var check = ValueCheck.any
         if let values = object["values"] {
             guard let list = values.arrayValue?.compactMap(\.stringValue), list.count == values.arrayValue?.count else {
-                throw ScenarioError(problem: "'values' must be an array of strings")
+                throw RequestError("'values' must be an array of strings")
             }
             check = .oneOf(list)
         }

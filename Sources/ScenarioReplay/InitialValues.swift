@@ -1,42 +1,40 @@
+import AppLifecycle
 import MainLoopJSON
 import SystemNotifications
 
 /// Turns a scenario's `initial` object (SPEC §6) into silent initial events.
+///
+/// A key is a kind's name (`orientation`, `locale`, a custom kind's name):
+/// its value for a value kind, an object of subject to value for a keyed
+/// kind. SPEC §6 names four keyed standard kinds differently, and only
+/// those are spelled out here: `defaults` (userDefaults, an object),
+/// `accessories` and `screens` (arrays of connected ids) and `screenModes`.
 enum InitialValues {
-    /// The events for `initial`, each in the `{"kind": payload}` form the
-    /// center decodes (and validates) like any system event.
-    static func events(_ initial: JSONObject, customKinds: [CoalescingRule]) throws(ScenarioError) -> [JSONValue] {
-        var events: [JSONValue] = []
-        func event(_ kind: String, _ payload: JSONValue) { events.append(.object(JSONObject([(kind, payload)]))) }
+    /// The SPEC's names for keyed standard kinds whose initial form is a list of connected ids.
+    private static let connectedLists: [String: NotificationKind] = ["accessories": .accessory, "screens": .screen]
+    /// The SPEC's names for keyed standard kinds whose initial form is an object of subject to value.
+    private static let subjectObjects: [String: NotificationKind] = ["defaults": .userDefaults, "screenModes": .screenMode]
+
+    /// The events for `initial`, checked against the center's rules.
+    static func events(_ initial: JSONObject, center: SystemNotificationCenter) throws(ScenarioError) -> [SystemEvent] {
+        var events: [SystemEvent] = []
         for (key, value) in initial {
-            switch key {
-            case "orientation", "locale", "batteryLevel", "batteryState", "proximity", "protectedData", "ubiquityIdentity":
-                event(key, value)
-            case "defaults":
-                guard let defaults = value.objectValue else { throw ScenarioError(problem: "initial 'defaults' must be an object") }
-                for (name, setting) in defaults { event("userDefaults", ["key": .string(name), "value": setting]) }
-            case "accessories", "screens":
+            func fail(_ problem: String) -> ScenarioError { ScenarioError(problem: "initial '\(key)': \(problem)") }
+            if let kind = connectedLists[key] {
                 guard let ids = value.arrayValue, ids.allSatisfy({ $0.stringValue != nil }) else {
-                    throw ScenarioError(problem: "initial '\(key)' must be an array of ids")
+                    throw fail("must be an array of connected ids")
                 }
-                for id in ids { event(key == "accessories" ? "accessory" : "screen", ["id": id, "connected": true]) }
-            case "screenModes":
-                guard let modes = value.objectValue else { throw ScenarioError(problem: "initial 'screenModes' must be an object") }
-                for (screen, mode) in modes { event("screenMode", ["screen": .string(screen), "mode": mode]) }
-            default:
-                guard let rule = customKinds.first(where: { $0.kind.name == key }) else {
-                    throw ScenarioError(problem: "unknown initial key '\(key)'")
-                }
-                if rule.isKeyed {
-                    guard let subjects = value.objectValue, case .subjectAndValue(let subjectField, let valueField, _, _) = rule.eventFormat else {
-                        throw ScenarioError(problem: "initial '\(key)' must be an object of subject to value")
-                    }
-                    for (subject, subjectValue) in subjects {
-                        event(key, .object(JSONObject([(subjectField, .string(subject)), (valueField, subjectValue)])))
-                    }
-                } else {
-                    event(key, value)
-                }
+                events += ids.compactMap(\.stringValue).map { SystemEvent(kind: kind, subject: $0, value: true) }
+                continue
+            }
+            let kind = subjectObjects[key] ?? NotificationKind(key)
+            let rule: CoalescingRule
+            do { rule = try center.rule(for: kind) } catch { throw ScenarioError(problem: "unknown initial key '\(key)'") }
+            if rule.isKeyed {
+                guard let subjects = value.objectValue else { throw fail("must be an object of subject to value") }
+                events += subjects.map { SystemEvent(kind: kind, subject: $0.key, value: $0.value) }
+            } else {
+                events.append(SystemEvent(kind: kind, value: value))
             }
         }
         return events

@@ -1,9 +1,10 @@
-/// A malformed scenario: names the file, the step (0-based index into
-/// `steps`) and the problem.
+/// A malformed (or unreplayable) scenario: names the file, the place
+/// (`steps[2]` is the third step: indices count from 0, as in the JSON
+/// array; or `config`, `initial`) and the problem.
 public struct ScenarioError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The scenario file, when known.
     public var file: String?
-    /// The index of the offending step, if the problem is in a step.
+    /// The index of the offending step in `steps` (from 0), if the problem is in a step.
     public var stepIndex: Int?
     /// What is wrong.
     public var problem: String
@@ -17,7 +18,7 @@ public struct ScenarioError: Error, Equatable, CustomStringConvertible, Sendable
     public var description: String {
         var parts: [String] = []
         if let file { parts.append(file) }
-        if let stepIndex { parts.append("step \(stepIndex)") }
+        if let stepIndex { parts.append("steps[\(stepIndex)]") }
         parts.append(problem)
         return parts.joined(separator: ": ")
     }

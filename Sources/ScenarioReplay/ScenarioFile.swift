@@ -1,4 +1,5 @@
 import AppLifecycle
+import EngineWire
 import MainLoopJSON
 
 /// Reading scenario files and running them, for the CLI and the tests
@@ -24,10 +25,16 @@ public enum ScenarioFile {
     }
 
     /// Parses and replays a file.
-    public static func replay(_ path: String) throws(ScenarioError) -> (Scenario, [JSONObject]) {
+    public static func replay(_ path: String, limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> (Scenario, [JSONObject]) {
+        try replay(text: try read(path), path: path, limits: limits)
+    }
+
+    /// Parses and replays the text of the scenario file `path`; errors name `path`.
+    public static func replay(text: String, path: String,
+                              limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> (Scenario, [JSONObject]) {
         do throws(ScenarioError) {
-            let scenario = try Scenario.parse(try read(path))
-            return (scenario, try ScenarioReplayer.run(scenario))
+            let scenario = try Scenario.parse(text)
+            return (scenario, try ScenarioReplayer.run(scenario, limits: limits))
         } catch {
             var located = error
             located.file = path
@@ -38,7 +45,17 @@ public enum ScenarioFile {
     /// Replays a file and compares with its `expect`.
     public static func check(_ path: String) -> Outcome {
         do {
-            let (scenario, observations) = try replay(path)
+            let text = try read(path)
+            return check(text: text, path: path)
+        } catch {
+            return .error(error.description)
+        }
+    }
+
+    /// Replays the text of the scenario file `path` and compares with its `expect`.
+    public static func check(text: String, path: String, limits: ReplayLimits = ReplayLimits()) -> Outcome {
+        do {
+            let (scenario, observations) = try replay(text: text, path: path, limits: limits)
             guard let expected = scenario.expect else { return .noExpectation(name: scenario.name) }
             if let difference = ConformanceCheck.difference(expected: expected, actual: observations) {
                 return .failed(name: scenario.name, difference: difference)

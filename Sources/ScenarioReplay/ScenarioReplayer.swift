@@ -1,163 +1,259 @@
 import AppLifecycle
+import EngineWire
 import MainLoop
 import MainLoopJSON
 import SystemNotifications
 
+/// Bounds on one replay, so that no scenario, however hostile, makes the
+/// replay run forever or grow without bound (a valid scenario may ask for a
+/// timer every nanosecond for a billion seconds).
+public struct ReplayLimits: Sendable, Equatable {
+    /// The most observation lines a replay produces before it stops with an error.
+    public var maxObservations = 100_000
+    /// The defaults (or another observation limit).
+    public init(maxObservations: Int = 100_000) { self.maxObservations = maxObservations }
+}
+
+/// What a replay produced: the observation lines, and the engine's
+/// counters per kind at the end (for accounting checks).
+public struct ReplayResult: Sendable {
+    /// The SPEC §7 lines, in order.
+    public let observations: [JSONObject]
+    /// Counters per kind, in slot order, when the replay ended.
+    public let statistics: [(kind: NotificationKind, counters: NotificationCounters)]
+    /// The app's state when the replay ended.
+    public let finalState: AppState
+}
+
 /// Replays a scenario on the library's real main loop (deterministic mode),
-/// lifecycle engine and notification center, and returns the SPEC §7
+/// application and notification engine, and returns the SPEC §7
 /// observation lines. There is no separate model: the steps go through the
-/// same APIs a service uses.
+/// same API a service uses, and every error the library reports reaches the
+/// output (a `rejected` line) or fails the replay with its step.
 public enum ScenarioReplayer {
     /// Runs `scenario` and returns its observations in order.
-    /// - Throws: ``ScenarioError`` when a step or initial value does not fit
-    ///   its kind (checked before any step runs).
-    public static func run(_ scenario: Scenario) throws(ScenarioError) -> [JSONObject] {
+    /// - Throws: ``ScenarioError`` when the set-up or a step does not fit
+    ///   the engine (checked before any step runs where possible), or the
+    ///   replay passes its limits.
+    public static func run(_ scenario: Scenario, limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> [JSONObject] {
+        try replay(scenario, limits: limits).observations
+    }
+
+    /// Runs `scenario` and returns its observations and the engine's counters.
+    public static func replay(_ scenario: Scenario, limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> ReplayResult {
         let loop: MainRunLoop
         do {
             loop = try MainRunLoop(deterministic: true)
         } catch {
             throw ScenarioError(problem: "the main loop failed: \(error)")
         }
-        defer { try? loop.shutdown() }
-        let session = try ReplaySession(scenario: scenario, loop: loop)
-        do {
-            try session.run()
-        } catch {
-            throw ScenarioError(problem: "the main loop failed: \(error)")
+        defer {
+            // Frees the loop's libevent objects now rather than at deinit;
+            // it cannot fail here (the loop is idle and not yet shut down).
+            try? loop.shutdown()
         }
-        return session.observations
+        let session = try ReplaySession(scenario: scenario, loop: loop, limits: limits)
+        try session.run()
+        return ReplayResult(observations: session.log.lines, statistics: session.application.notifications.statistics,
+                            finalState: session.application.state)
     }
 }
 
-/// One replay: the loop, the application, the center and the replay app.
+/// One replay: the loop, the application and the replay app.
 private final class ReplaySession {
+    /// The observation lines, in order, up to the limit.
+    final class Log {
+        var lines: [JSONObject] = []
+        var overflowed = false
+    }
+
+    /// The replay app's settings and handles, which die with the app's run.
+    private static let timersByLabel = RunLocalKey<[String: AppTimer]>()
+    private static let didEnterBackgroundBlock = RunLocalKey<Duration>()
+
     let scenario: Scenario
     let loop: MainRunLoop
+    let limits: ReplayLimits
     let application: Application
-    let center: SystemNotificationCenter
-    let app: ObservingAppDelegate
-    /// The observation lines, in order (a box the sink can append to).
-    private final class Log { var lines: [JSONObject] = [] }
-    private let log = Log()
-    var observations: [JSONObject] { log.lines }
-    /// System events, decoded by the center's rules at setup, by step index.
+    let recorder: ObservationRecorder
+    let log = Log()
+    /// System events, decoded by the engine's rules at set-up, by step index.
     private var systemEvents: [Int: SystemEvent] = [:]
-    /// Open tasks by name, oldest first (a name may be reused).
-    private var tasksByName: [String: [BackgroundTaskToken]] = [:]
-    private var timersByLabel: [String: AppTimer] = [:]
 
-    init(scenario: Scenario, loop: MainRunLoop) throws(ScenarioError) {
+    init(scenario: Scenario, loop: MainRunLoop, limits: ReplayLimits) throws(ScenarioError) {
         self.scenario = scenario
         self.loop = loop
+        self.limits = limits
         application = Application(loop: loop, configuration: scenario.configuration)
-        do {
-            center = try SystemNotificationCenter(application: application)
-        } catch {
-            throw ScenarioError(problem: "the main loop failed: \(error)")
+        let log = self.log
+        recorder = ObservationRecorder(timestamp: { ["at": SpecTime.json(loop.now)] }, sink: { [log] line in
+            guard log.lines.count < limits.maxObservations else {
+                log.overflowed = true
+                // Ends the `advance` in progress; the replay then reports it.
+                try? loop.stop()
+                return
+            }
+            log.lines.append(line)
+        })
+        recorder.didEnterBackground = { application in
+            if let block = application[runLocal: Self.didEnterBackgroundBlock] { application.loop.blockMainThread(for: block) }
         }
-        app = ObservingAppDelegate(timestamp: { ["at": .number(loop.now.seconds)] }, sink: { [log] in log.lines.append($0) })
-        let initialEvents = try InitialValues.events(scenario.initial, customKinds: scenario.customKinds.map(\.rule))
+        let center = application.notifications
+        for (index, rule) in scenario.customKinds.enumerated() {
+            do throws(NotificationCenterError) {
+                try center.register(rule)
+            } catch {
+                throw ScenarioError(problem: "config: customKinds[\(index)]: \(error)")
+            }
+        }
         do throws(NotificationCenterError) {
-            for custom in scenario.customKinds { try center.register(custom.rule) }
-            try app.attach(to: application, center: center)
-            for event in initialEvents { try center.setInitialValue(try center.decodeEvent(event)) }
+            try recorder.attach(to: application)
         } catch {
-            throw ScenarioError(problem: "initial: \(error)")
+            throw ScenarioError(problem: "the replay app cannot observe the engine: \(error)")
+        }
+        for event in try InitialValues.events(scenario.initial, center: center) {
+            do throws(NotificationCenterError) {
+                try center.setInitialValue(event)
+            } catch {
+                let key = event.kind.name
+                throw ScenarioError(problem: "initial '\(key)': \(error)")
+            }
         }
         for (index, step) in scenario.steps.enumerated() {
-            guard case .system(let json) = step.action else { continue }
+            guard case .system(let json) = step.request else { continue }
             do throws(NotificationCenterError) {
-                systemEvents[index] = try center.decodeEvent(json)
+                let event = try center.decodeEvent(json)
+                try center.validate(event)
+                systemEvents[index] = event
             } catch {
                 throw ScenarioError(stepIndex: index, problem: error.description)
             }
         }
     }
 
-    func run() throws(MainLoopError) {
+    func run() throws(ScenarioError) {
         for (index, step) in scenario.steps.enumerated() {
-            // What comes due up to and at this instant runs before the step.
-            try loop.advance(to: instant(step.at))
-            perform(step, index: index)
-            try loop.runUntilIdle()
+            // What comes due up to and at this instant runs before the step;
+            // a step behind the clock (a blocked callback moved it on) runs
+            // at the clock's time, after what is due by then (SPEC §6).
+            try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
+            try perform(step, index: index)
+            try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
         }
         // Everything due at or before the last step's instant runs.
-        if let last = scenario.steps.last { try loop.advance(to: instant(last.at)) }
-    }
-
-    private func instant(_ seconds: Double) -> LoopInstant { .zero + .seconds(fractional: seconds) }
-
-    private func perform(_ step: Scenario.Step, index: Int) {
-        switch step.action {
-        case .lifecycle(let command):
-            do { try application.perform(command) } catch { app.record("rejected", .string(command.rawValue)) }
-        case .system:
-            // Through the loop's system-priority channel, like any source.
-            try? center.post(systemEvents[index]!)
-        case .input(let id):
-            try? application.deliverInput(id)
-        case .app(let action):
-            guard application.state.runsAppCode, perform(action) else {
-                app.record("rejected", .string(action.name))
-                return
-            }
+        if let last = scenario.steps.last {
+            try drive(scenario.steps.count - 1) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(last.at)) }
         }
     }
 
-    /// Carries out an app action; false when the library rejected it.
-    private func perform(_ action: AppAction) -> Bool {
+    /// Runs the loop, turning its failures and the replay limit into errors.
+    private func drive(_ index: Int, _ body: () throws(MainLoopError) -> Void) throws(ScenarioError) {
         do {
-            switch action {
-            case .beginBackgroundTask(let name):
-                var token = BackgroundTaskToken.invalid
-                token = try application.beginBackgroundTask(name: name) { [unowned self] in
-                    self.app.record("expired", .string(name))
-                    if self.scenario.expirationHandlerEndsTask { self.endTask(named: name, token: token) }
-                }
-                guard token.isValid else { return false }
-                tasksByName[name, default: []].append(token)
-            case .endBackgroundTask(let name):
-                guard let token = tasksByName[name]?.first else { return false }
-                endTask(named: name, token: token)
-            case .post(let label):
-                try application.post { [unowned self] in self.app.record("task", .string(label)) }
-            case .timerAfter(let label, let seconds):
-                timersByLabel[label]?.cancel()
-                timersByLabel[label] = try application.scheduleTimer(after: .seconds(fractional: seconds)) { [unowned self] in
-                    self.app.record("timer", .string(label))
-                }
-            case .timerEvery(let label, let seconds):
-                timersByLabel[label]?.cancel()
-                let interval = Duration.seconds(fractional: seconds)
-                timersByLabel[label] = try application.scheduleTimer(after: interval, repeating: interval) { [unowned self] in
-                    self.app.record("timer", .string(label))
-                }
-            case .cancelTimer(let label):
-                timersByLabel.removeValue(forKey: label)?.cancel()
-            case .startService(let mode):
-                try application.startService(BackgroundMode(mode))
-            case .stopService(let mode):
-                try application.stopService(BackgroundMode(mode))
-            case .setKeepAliveTimeout(let seconds):
-                try application.setKeepAliveTimeout(.seconds(fractional: seconds)) { [unowned self] in
-                    self.app.record("keepAlive", true)
-                }
-            case .scheduleLocalNotification(let label, let seconds):
-                try application.scheduleLocalNotification(label, after: .seconds(fractional: seconds))
-            case .blockMainThread(let seconds):
-                loop.blockMainThread(for: .seconds(fractional: seconds))
-            case .onDidEnterBackgroundBlock(let seconds):
-                app.didEnterBackgroundBlock = .seconds(fractional: seconds)
-            }
-            return true
+            try body()
         } catch {
-            return false
+            throw ScenarioError(stepIndex: index, problem: "the main loop failed: \(error)")
+        }
+        if log.overflowed {
+            throw ScenarioError(stepIndex: index,
+                                problem: "the replay stopped after \(limits.maxObservations) observations (its limit)")
         }
     }
 
-    private func endTask(named name: String, token: BackgroundTaskToken) {
-        tasksByName[name]?.removeAll { $0 == token }
-        if tasksByName[name]?.isEmpty == true { tasksByName[name] = nil }
-        try? application.endBackgroundTask(token)
+    private func perform(_ step: Scenario.Step, index: Int) throws(ScenarioError) {
+        switch step.request {
+        case .lifecycle(let command):
+            do throws(LifecycleError) {
+                try application.perform(command)
+            } catch {
+                recorder.record("rejected", .string(command.rawValue))
+            }
+        case .system:
+            do {
+                try application.notifications.post(systemEvents[index]!)
+            } catch {
+                throw ScenarioError(stepIndex: index, problem: "\(error)")
+            }
+        case .input(let id):
+            do throws(MainLoopError) {
+                try application.deliverInput(id)
+            } catch {
+                throw ScenarioError(stepIndex: index, problem: "the main loop failed: \(error)")
+            }
+        case .app(let action):
+            do {
+                try perform(action)
+            } catch {
+                recorder.record("rejected", .string(action.name))
+            }
+        case .query:
+            throw ScenarioError(stepIndex: index, problem: "'query' is not a scenario step")
+        }
+    }
+
+    /// Carries out an app action; throws what the library rejected it with.
+    private func perform(_ action: AppAction) throws {
+        switch action {
+        case .beginBackgroundTask(let name):
+            let application = self.application
+            let endsTask = scenario.expirationHandlerEndsTask
+            var token = BackgroundTaskToken.invalid
+            token = try application.beginBackgroundTask(name: name) { [recorder] in
+                recorder.record("expired", .string(name))
+                // The expiration handler ends its own task (SPEC §6); the
+                // task can only be open here, so this cannot fail.
+                if endsTask { try? application.endBackgroundTask(token) }
+            }
+            guard token.isValid else { throw LifecycleError.appNotRunning(action: "beginBackgroundTask", state: application.state) }
+        case .endBackgroundTask(let name):
+            guard let token = application.openBackgroundTask(named: name) else {
+                throw LifecycleError.unknownBackgroundTask(.invalid)
+            }
+            try application.endBackgroundTask(token)
+        case .post(let label):
+            try application.post { [recorder] in recorder.record("task", .string(label)) }
+        case .timerAfter(let label, let delay):
+            try schedule(label) { application, record throws(LifecycleError) in
+                try application.scheduleTimer(after: delay, record)
+            }
+        case .timerEvery(let label, let interval):
+            try schedule(label) { application, record throws(LifecycleError) in
+                try application.scheduleTimer(after: interval, repeating: interval, record)
+            }
+        case .cancelTimer(let label):
+            try requireAppCode("cancelTimer")
+            var timers = application[runLocal: Self.timersByLabel] ?? [:]
+            // Cancelling an unknown label is a no-op, like invalidating a timer twice.
+            timers.removeValue(forKey: label)?.cancel()
+            try application.setRunLocal(timers, for: Self.timersByLabel)
+        case .startService(let mode):
+            try application.startService(BackgroundMode(mode))
+        case .stopService(let mode):
+            try application.stopService(BackgroundMode(mode))
+        case .setKeepAliveTimeout(let timeout):
+            try application.setKeepAliveTimeout(timeout) { [recorder] in recorder.record("keepAlive", true) }
+        case .scheduleLocalNotification(let label, let delay):
+            try application.scheduleLocalNotification(label, after: delay)
+        case .blockMainThread(let duration):
+            try requireAppCode("blockMainThread")
+            loop.blockMainThread(for: duration)
+        case .onDidEnterBackgroundBlock(let duration):
+            try application.setRunLocal(duration, for: Self.didEnterBackgroundBlock)
+        }
+    }
+
+    /// The library checks its own actions; these two are the replay app's.
+    private func requireAppCode(_ action: String) throws(LifecycleError) {
+        guard application.state.runsAppCode else { throw .appNotRunning(action: action, state: application.state) }
+    }
+
+    /// Schedules the timer `label` (replacing one of the same label) that
+    /// records a `timer` line when it fires.
+    private func schedule(_ label: String,
+                          _ make: (Application, @escaping () -> Void) throws(LifecycleError) -> AppTimer) throws(LifecycleError) {
+        var timers = application[runLocal: Self.timersByLabel] ?? [:]
+        let timer = try make(application) { [recorder] in recorder.record("timer", .string(label)) }
+        timers.removeValue(forKey: label)?.cancel()
+        timers[label] = timer
+        try application.setRunLocal(timers, for: Self.timersByLabel)
     }
 }

@@ -88,6 +88,31 @@ public final class CoalescingRule: Sendable {
     /// Whether events of this kind name a subject.
     public var isKeyed: Bool { shape == .keyDiff || shape == .perSubject }
 
+    /// The check every value of this kind passes.
+    public var valueCheck: ValueCheck {
+        switch eventFormat {
+        case .value(let check), .subjectAndValue(_, _, let check, _): return check
+        }
+    }
+
+    /// The allowed values, when the kind has a list: its values are then
+    /// carried as an index into it (``EventValue/Tag/enumCase``).
+    public var enumeratedValues: [String]? {
+        if case .oneOf(let values) = valueCheck { return values }
+        return nil
+    }
+
+    /// The JSON form of a value that is not a symbol.
+    func json(forPlain value: EventValue) -> JSONValue {
+        switch value.tag {
+        case .null: return .null
+        case .bool: return .bool(value.bits != 0)
+        case .number: return .number(Double(bitPattern: value.bits))
+        case .enumCase: return .string(enumeratedValues![Int(value.bits)])
+        case .symbol: preconditionFailure("CoalescingRule: a symbol must be resolved by its table")
+        }
+    }
+
     func notificationName(_ value: JSONValue) -> String {
         switch naming {
         case .fixed(let name): return name

@@ -10,6 +10,11 @@ public enum NotificationCenterError: Error, Equatable, Sendable, CustomStringCon
     case notASingleEvent(String)
     /// Initial values can only be set while the app is not running.
     case appRunning
+    /// The event is over one of the engine's limits (``CoalescingLimits``).
+    case overLimit(kind: String, limit: String)
+    /// A prepared event that this engine did not prepare (or whose subject
+    /// it no longer keeps).
+    case foreignPreparedEvent
 
     public var description: String {
         switch self {
@@ -18,6 +23,8 @@ public enum NotificationCenterError: Error, Equatable, Sendable, CustomStringCon
         case .malformedEvent(let error): return error.description
         case .notASingleEvent(let detail): return "a system event must be an object with exactly one kind key (\(detail))"
         case .appRunning: return "initial values can only be set while the app is not running"
+        case .overLimit(let kind, let limit): return "\(kind) event refused: \(limit)"
+        case .foreignPreparedEvent: return "the prepared event was not prepared by this notification engine"
         }
     }
 }

@@ -21,6 +21,9 @@ public struct NotificationCounters: Equatable, Sendable {
     public var cancelled = 0
     /// Held events discarded because the app was killed or terminated.
     public var discarded = 0
+    /// Events refused because they were over a limit (``CoalescingLimits``);
+    /// they changed nothing and are not part of `received`.
+    public var refused = 0
 
     /// Held events not yet resolved.
     public var pending: Int { held - folded - cancelled - discarded }

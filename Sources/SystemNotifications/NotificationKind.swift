@@ -9,8 +9,9 @@ public struct NotificationKind: Hashable, Sendable, CustomStringConvertible, Exp
     /// The kind's name; also the key of its events in scenarios and on the
     /// control socket (`{"orientation": "faceUp"}`).
     public let name: String
-    /// The kind's slot in a center, or -1 when it must be looked up by name.
-    let slot: Int
+    /// The kind's slot in its engine (the standard kinds' slots are fixed),
+    /// or -1 for a kind made by name, which is looked up by name.
+    public let slot: Int
 
     /// A kind by name (looked up by name in a center).
     public init(_ name: String) { self.init(name: name, slot: -1) }

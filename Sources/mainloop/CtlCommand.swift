@@ -1,4 +1,6 @@
+import AppLifecycle
 import ArgumentParser
+import EngineWire
 import LinuxSystemEvents
 import MainLoopJSON
 
@@ -14,6 +16,7 @@ struct CtlCommand: ParsableCommand {
               mainloop ctl accessory '{"id":"dock","connected":true}'
               mainloop ctl input tap-1
               mainloop ctl state | stats | values         (queries)
+              mainloop ctl lifecycle home | query state | system KIND VALUE   (explicit forms)
             VALUE is read as JSON when it parses, otherwise as a string. The exit status is \
             non-zero when the reply is an error.
             """
@@ -44,30 +47,51 @@ struct CtlCommand: ParsableCommand {
     }
 }
 
-/// Turns `ctl` arguments into a request object.
+/// Turns `ctl` arguments into a request object, checked by the same
+/// decoder the service uses (system events are checked by the service,
+/// which knows its kinds).
 enum CtlRequest {
-    struct Problem: Error, CustomStringConvertible { let description: String }
+    static func parse(_ words: [String]) throws(RequestError) -> JSONValue {
+        guard let first = words.first else { throw RequestError("missing request; see 'mainloop ctl --help'") }
+        let request = try shorthand(words, first: first)
+        guard let object = request.objectValue else {
+            throw RequestError("a request is a JSON object with exactly one of lifecycle, system, input, query")
+        }
+        _ = try RequestDecoder.decode(object, context: .controlSocket)
+        return request
+    }
 
-    static let lifecycleCommands: Set<String> = ["launch", "launchInBackground", "interrupt", "resumeFromInterrupt",
-                                                 "home", "foreground", "wake", "terminate", "purge"]
-    static let queries: Set<String> = ["state", "stats", "values"]
-
-    static func parse(_ words: [String]) throws(Problem) -> JSONValue {
-        guard let first = words.first else { throw Problem(description: "missing request") }
+    private static func shorthand(_ words: [String], first: String) throws(RequestError) -> JSONValue {
         if first.hasPrefix("{") {
             do { return try JSONValue.parse(words.joined(separator: " ")) } catch {
-                throw Problem(description: "invalid JSON request: \(error)")
+                throw RequestError("invalid JSON request: \(error)")
             }
         }
-        if words.count == 1, lifecycleCommands.contains(first) { return ["lifecycle": .string(first)] }
-        if words.count == 1, queries.contains(first) { return ["query": .string(first)] }
-        if first == "input", words.count == 2 { return ["input": .string(words[1])] }
-        if words.count == 2 { return ["system": .object(JSONObject([(first, value(words[1]))]))] }
-        throw Problem(description: "unrecognised request \(words); see 'mainloop ctl --help'")
+        switch (first, words.count) {
+        case ("lifecycle", 2), ("query", 2), ("input", 2):
+            return .object(JSONObject([(first, .string(words[1]))]))
+        case ("system", 3):
+            return ["system": .object(JSONObject([(words[1], value(words[2]))]))]
+        case ("lifecycle", _), ("query", _), ("input", _):
+            throw RequestError("'\(first)' takes one argument: mainloop ctl \(first) VALUE")
+        case ("system", _):
+            throw RequestError("'system' takes a kind and a value: mainloop ctl system KIND VALUE")
+        case (_, 1) where LifecycleCommand(rawValue: first) != nil:
+            return ["lifecycle": .string(first)]
+        case (_, 1) where EngineQuery(rawValue: first) != nil:
+            return ["query": .string(first)]
+        case (_, 1):
+            throw RequestError("'\(first)' is not a lifecycle command or a query; a system event needs a value: "
+                               + "mainloop ctl KIND VALUE")
+        case (_, 2):
+            return ["system": .object(JSONObject([(first, value(words[1]))]))]
+        default:
+            throw RequestError("unrecognised request \(words.joined(separator: " ")); see 'mainloop ctl --help'")
+        }
     }
 
     /// JSON when it parses (`14`, `true`, `"dark"`, `[1,2]`), else a string.
     static func value(_ text: String) -> JSONValue {
-        (try? JSONValue.parse(text)) ?? .string(text)
+        do { return try JSONValue.parse(text) } catch { return .string(text) }
     }
 }

@@ -24,6 +24,8 @@ final class Harness: ApplicationDelegate {
             case .killed(let reason): self.lines.append("killed \(reason)")
             case .inputDiscarded(let input): self.lines.append("discarded \(input)")
             case .localNotificationPresented(let label): self.lines.append("presented \(label)")
+            case .commandRejected(let command, _): self.lines.append("rejected \(command)")
+            case .systemEventRefused(let error): self.lines.append("refused \(error)")
             }
         }
     }

@@ -16,7 +16,10 @@ import Testing
         let loop = try MainRunLoop()
         var configuration = LifecycleConfiguration()
         configuration.didEnterBackgroundLimit = .milliseconds(50)
-        let app = Application(loop: loop, configuration: configuration, delegate: Blocking(block: .milliseconds(200)))
+        // The application holds its delegate weakly (as UIKit does): keep it.
+        let blocking = Blocking(block: .milliseconds(200)), quickDelegate = Blocking(block: .milliseconds(1))
+        defer { withExtendedLifetime((blocking, quickDelegate)) {} }
+        let app = Application(loop: loop, configuration: configuration, delegate: blocking)
         var events: [EngineEvent] = []
         app.addEngineObserver { events.append($0) }
         try app.perform(.launch)
@@ -25,7 +28,7 @@ import Testing
         #expect(LoopInstant.monotonicNow() - start >= .milliseconds(200), "the callback really blocked")
         #expect(events.suffix(2) == [.killed(.didEnterBackgroundTimeout), .stateChanged(.notRunning)])
 
-        let quick = Application(loop: loop, configuration: configuration, delegate: Blocking(block: .milliseconds(1)))
+        let quick = Application(loop: loop, configuration: configuration, delegate: quickDelegate)
         try quick.perform(.launch)
         try quick.perform(.home)
         #expect(quick.state == .suspended)

@@ -16,7 +16,21 @@ import Testing
         let a = try JSONValue.parse(#"{"x":1,"y":2}"#)
         let b = try JSONValue.parse(#"{"y":2.0,"x":1}"#)
         #expect(a == b)
-        #expect(b.jsonText == #"{"y":2,"x":1}"#)
+        #expect(a.hashValue == b.hashValue, "equal JSON values hash alike, whatever the key order")
+        #expect(b.jsonText == #"{"y":2.0,"x":1}"#, "numbers print as written")
+        #expect(JSONValue.number(2.0).jsonText == "2", "a Double prints without a needless fraction")
+    }
+
+    @Test func numbersKeepTheirExactDecimalText() throws {
+        let json = try JSONValue.parse(#"[0.1, 999999999.123456789, -0, 1e-9]"#)
+        let numbers = json.arrayValue!.map { $0.exactNumber! }
+        #expect(numbers.map(\.decimalText) == ["0.1", "999999999.123456789", "-0", "1e-9"])
+        #expect(numbers[2] == JSONNumber(0), "-0 is 0")
+        #expect(JSONValue.bool(true) != JSONValue.number(1), "true is not 1")
+    }
+
+    @Test func duplicateKeysAreRejectedNotLastWins() {
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(#"{"a":1,"a":2}"#) }
     }
 
     @Test(arguments: [

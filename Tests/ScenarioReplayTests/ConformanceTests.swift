@@ -36,7 +36,7 @@ enum ScenarioFiles {
         let names = ScenarioFiles.conformance.map { String($0[$0.index(after: $0.lastIndex(of: "/")!)...]) }
         // Shared files are numbered NN-, the project's own NNN-.
         func numberLength(_ name: String) -> Int { name.prefix { $0.isNumber }.count }
-        #expect(names.filter { numberLength($0) == 2 }.count == 18)
+        #expect(names.filter { numberLength($0) == 2 }.count == 24)
         #expect(names.filter { numberLength($0) == 3 }.count >= 15)
     }
 
@@ -85,21 +85,23 @@ enum ScenarioFiles {
             if case .error(let message) = outcomes[name] { return message }
             return "not an error: \(String(describing: outcomes[name]))"
         }
-        #expect(message("bad-step.json").contains("bad-step.json: step 2: unknown lifecycle command 'fly'"))
-        #expect(message("bad-orientation.json").contains("bad-orientation.json: step 1: orientation event: expected one of"))
-        #expect(message("time-goes-back.json").contains("step 1: 'at' 4 is before the previous step's 5"))
+        #expect(message("bad-step.json").contains(#"bad-step.json: steps[2]: unknown lifecycle command "fly""#))
+        #expect(message("bad-orientation.json").contains("bad-orientation.json: steps[1]: orientation event: expected one of"))
+        #expect(message("time-goes-back.json").contains("steps[1]: 'at' 4 is before the previous step's 5"))
         #expect(message("truncated.json").contains("invalid JSON at line"))
     }
 
     @Test(arguments: [
-        (#"{"steps": [{"at": 0, "lifecycle": "launch", "input": "x"}]}"#, "step 0: a step needs 'at' and exactly one of"),
-        (#"{"steps": [{"at": -1, "lifecycle": "launch"}]}"#, "step 0: 'at' must be a non-negative number"),
-        (#"{"steps": [{"at": 0, "app": {"timer": "t"}}]}"#, "step 0: app 'timer' needs exactly one of 'after' or 'every'"),
-        (#"{"steps": [{"at": 0, "app": {"dance": 1}}]}"#, "step 0: unknown app action 'dance'"),
-        (#"{"config": {"backgroundTaskLimt": 3}, "steps": []}"#, "unknown key 'backgroundTaskLimt' in config"),
-        (#"{"steps": [{"at": 0, "system": {"accessory": {"id": "a"}}}]}"#, "step 0: accessory event: missing 'connected'"),
-        (#"{"steps": [{"at": 0, "system": {"weather": "rain"}}]}"#, "step 0: unknown notification kind 'weather'"),
-        (#"{"initial": {"batteryLevel": 2}, "steps": []}"#, "initial: batteryLevel event: expected a number in 0...1"),
+        (#"{"steps": [{"at": 0, "lifecycle": "launch", "input": "x"}]}"#, "steps[0]: a request needs exactly one of lifecycle, system, input, app (got 'lifecycle', 'input')"),
+        (#"{"steps": [{"at": -1, "lifecycle": "launch"}]}"#, "steps[0]: 'at' must be a number of seconds from 0 to 1000000000 (got -1)"),
+        (#"{"steps": [{"at": 0, "app": {"timer": "t"}}]}"#, "steps[0]: app 'timer' needs exactly one of 'after' or 'every'"),
+        (#"{"steps": [{"at": 0, "app": {"dance": 1}}]}"#, "steps[0]: unknown app action 'dance'"),
+        (#"{"steps": [{"at": 0, "query": "state"}]}"#, "steps[0]: 'query' is not allowed here"),
+        (#"{"config": {"backgroundTaskLimt": 3}, "steps": []}"#, "config: unknown key 'backgroundTaskLimt' in the config"),
+        (#"{"steps": [{"at": 0, "system": {"accessory": {"id": "a"}}}]}"#, "steps[0]: accessory event: missing 'connected'"),
+        (#"{"steps": [{"at": 0, "system": {"weather": "rain"}}]}"#, "steps[0]: unknown notification kind 'weather'"),
+        (#"{"initial": {"batteryLevel": 2}, "steps": []}"#, "initial 'batteryLevel': batteryLevel event: expected a number in 0...1"),
+        (#"{"name": "no steps"}"#, "'steps' is missing"),
         (#"[1, 2]"#, "a scenario must be a JSON object"),
     ])
     func malformedInputIsRejectedBeforeAnyStepRuns(text: String, expected: String) {

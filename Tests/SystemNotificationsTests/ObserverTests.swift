@@ -37,7 +37,10 @@ import Testing
         #expect(log == ["first"])
     }
 
-    @Test func systemEventsRunBeforeInputAndAppWorkQueuedEarlier() throws {
+    /// Engine inputs take effect in the order they were issued (on the loop
+    /// thread, before the call returns); app work posted earlier runs later,
+    /// when the loop reaches it.
+    @Test func inputsTakeEffectInIssueOrderBeforeAppWorkQueuedEarlier() throws {
         let h = try CenterHarness()
         try h.app.perform(.launch)
         var order: [String] = []
@@ -52,8 +55,9 @@ import Testing
         try h.app.post { order.append("app work") }
         try h.app.deliverInput("tap")
         try h.center.post(.locale("fr_FR"))
+        #expect(order == ["input", "currentLocaleDidChange"], "both applied before their calls returned")
         try h.loop.runUntilIdle()
-        #expect(order == ["currentLocaleDidChange", "input", "app work"])
+        #expect(order == ["input", "currentLocaleDidChange", "app work"])
     }
 
     @Test func eventsFromOtherThreadsAreDeliveredOnTheLoop() throws {

@@ -75,7 +75,7 @@ enum MainLoopContenders {
     static func liveNotification(events: Int, observers: Int) throws -> Double {
         let loop = try MainRunLoop()
         let application = Application(loop: loop)
-        let center = try SystemNotificationCenter(application: application)
+        let center = application.notifications
         let counter = Counter()
         for _ in 0..<observers { try center.addObserver(for: .orientation) { _ in counter.value &+= 1 } }
         try application.perform(.launch)
@@ -86,7 +86,7 @@ enum MainLoopContenders {
     static func heldCoalesce(events: Int) throws -> Double {
         let loop = try MainRunLoop()
         let application = Application(loop: loop)
-        let center = try SystemNotificationCenter(application: application)
+        let center = application.notifications
         try application.perform(.launch)
         try application.perform(.home)
         precondition(application.state == .suspended)
@@ -95,11 +95,10 @@ enum MainLoopContenders {
 
     /// Alternating orientations (each one a real change), in batches.
     private static func postOrientations(events: Int, center: SystemNotificationCenter, loop: MainRunLoop) throws -> Double {
-        let poster = center.poster
-        let faceUp = SystemEvent.orientation(.faceUp), faceDown = SystemEvent.orientation(.faceDown)
+        let faceUp = try center.prepare(.orientation(.faceUp)), faceDown = try center.prepare(.orientation(.faceDown))
         return try nanosecondsPerEvent(events) {
             for _ in 0..<(events / batch) {
-                for index in 0..<batch { try poster.post(index & 1 == 0 ? faceUp : faceDown) }
+                for index in 0..<batch { try center.post(index & 1 == 0 ? faceUp : faceDown) }
                 try loop.runUntilIdle()
             }
         }

@@ -44,6 +44,16 @@ if let index = arguments.firstIndex(of: "--probe-timer"), let count = Int(argume
     }
     exit(0)
 }
+// `--probe-live N` / `--probe-held N`: only the notification path, N events
+// (for callgrind and perf, without the other rows).
+if let index = arguments.firstIndex(of: "--probe-live"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.liveNotification(events: count, observers: 1)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--probe-held"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.heldCoalesce(events: count)
+    exit(0)
+}
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
 measure("raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) }

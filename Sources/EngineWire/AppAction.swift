@@ -1,18 +1,20 @@
-/// An action the replay app takes (SPEC §6 `app` steps).
+/// An action the app takes (SPEC §6 `app` steps). Times are exact
+/// durations (decimal seconds to the nanosecond).
 public enum AppAction: Equatable, Sendable {
     case beginBackgroundTask(name: String)
     case endBackgroundTask(name: String)
     case post(label: String)
-    case timerAfter(label: String, seconds: Double)
-    case timerEvery(label: String, seconds: Double)
+    case timerAfter(label: String, delay: Duration)
+    case timerEvery(label: String, interval: Duration)
     case cancelTimer(label: String)
     case startService(mode: String)
     case stopService(mode: String)
-    case setKeepAliveTimeout(seconds: Double)
-    case scheduleLocalNotification(label: String, seconds: Double)
-    case blockMainThread(seconds: Double)
-    /// From now on, didEnterBackground blocks the main thread this long.
-    case onDidEnterBackgroundBlock(seconds: Double)
+    case setKeepAliveTimeout(Duration)
+    case scheduleLocalNotification(label: String, delay: Duration)
+    /// The app's main thread is busy this long.
+    case blockMainThread(Duration)
+    /// From now on (in this run), didEnterBackground blocks the main thread this long.
+    case onDidEnterBackgroundBlock(Duration)
 
     /// The action's name, as a `rejected` line prints it.
     public var name: String {

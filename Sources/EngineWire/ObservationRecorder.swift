@@ -1,20 +1,22 @@
 import AppLifecycle
 import MainLoop
 import MainLoopJSON
+import SystemNotifications
 
-/// An app that observes everything and reports each thing as a SPEC §7
-/// observation line (`{"at": ..., "state": "background"}` and so on).
+/// The SPEC §7 observation lines of an application: it observes
+/// everything and reports each thing as one JSON object (`{"at": ...,
+/// "state": "background"}` and so on), in the order it happened.
 ///
 /// The scenario replay records these lines with the manual clock; the
-/// `mainloop run` service prints them with the wall clock. Wire it with
-/// ``attach(to:center:)``: it becomes the application's delegate, an
-/// engine observer and an observer of every notification kind.
-public final class ObservingAppDelegate: ApplicationDelegate {
+/// `mainloop run` service prints them with the wall clock. ``attach(to:)``
+/// makes it the application's delegate (held weakly by the application:
+/// keep the recorder), an engine observer and an observer of every kind.
+public final class ObservationRecorder: ApplicationDelegate {
     private let timestamp: () -> JSONObject
     private let sink: (JSONObject) -> Void
-    /// How long didEnterBackground blocks the main thread (replay's
-    /// `onDidEnterBackground`).
-    public var didEnterBackgroundBlock: Duration?
+    /// Called after the didEnterBackground line, inside the callback (the
+    /// replay blocks the main thread there when the app asked for it).
+    public var didEnterBackground: ((Application) -> Void)?
 
     /// - Parameters:
     ///   - timestamp: the leading fields of each line (e.g. `at`).
@@ -26,10 +28,19 @@ public final class ObservingAppDelegate: ApplicationDelegate {
 
     /// Makes this the application's delegate and observes the engine and
     /// every notification kind.
-    public func attach(to application: Application, center: SystemNotificationCenter) throws(NotificationCenterError) {
+    public func attach(to application: Application) throws(NotificationCenterError) {
         application.delegate = self
         application.addEngineObserver { [unowned self] in self.engine($0) }
-        try center.addObserver { [unowned self] in self.record($0.observation) }
+        try application.notifications.addObserver { [unowned self] in self.record(Self.fields(of: $0)) }
+    }
+
+    /// The SPEC §7 fields of a delivered notification: name, payload, merged.
+    public static func fields(of notification: SystemNotification) -> JSONObject {
+        var object = JSONObject()
+        object["notification"] = .string(notification.name)
+        for (key, value) in notification.payload { object[key] = value }
+        object["merged"] = .number(Double(notification.merged))
+        return object
     }
 
     /// Reports one line made of `key: value`.
@@ -52,7 +63,7 @@ public final class ObservingAppDelegate: ApplicationDelegate {
     public func applicationWillResignActive(_ application: Application) { callback(.willResignActive) }
     public func applicationDidEnterBackground(_ application: Application) {
         callback(.didEnterBackground)
-        if let didEnterBackgroundBlock { application.loop.blockMainThread(for: didEnterBackgroundBlock) }
+        didEnterBackground?(application)
     }
     public func applicationWillEnterForeground(_ application: Application) { callback(.willEnterForeground) }
     public func applicationWillTerminate(_ application: Application) { callback(.willTerminate) }
@@ -61,13 +72,16 @@ public final class ObservingAppDelegate: ApplicationDelegate {
         record(["localNotification": .string(label), "delivery": "app"])
     }
 
-    /// The engine's side: states, kills, discarded input, presented notifications.
+    /// The engine's side: states, kills, discarded input, presented
+    /// notifications, and inputs refused when the loop applied them.
     private func engine(_ event: EngineEvent) {
         switch event {
         case .stateChanged(let state): record("state", .string(state.rawValue))
         case .killed(let reason): record("killed", .string(reason.rawValue))
         case .inputDiscarded(let input): record("discarded", ["input": .string(input)])
         case .localNotificationPresented(let label): record(["localNotification": .string(label), "delivery": "presented"])
+        case .commandRejected(let command, _): record("rejected", .string(command.rawValue))
+        case .systemEventRefused(let error): record("refused", ["system": .string(error.description)])
         }
     }
 }

@@ -1,0 +1,125 @@
+import MainLoop
+import SystemNotifications
+
+extension Application {
+    /// Enters a busy section of the engine (an input, a transition, a
+    /// delivery): inputs issued on the loop thread meanwhile wait in the inbox.
+    @inline(__always)
+    func enterEngine() { engineDepth += 1 }
+
+    /// Leaves a busy section; leaving the outermost one applies the inputs
+    /// issued meanwhile, so they take effect right after the current input
+    /// (before the call that issued it returns).
+    @inline(__always)
+    func leaveEngine() {
+        engineDepth -= 1
+        if engineDepth == 0, queuedWhileBusy {
+            queuedWhileBusy = false
+            applyPendingInputs()
+        }
+    }
+
+    /// Applies every input that is waiting in the inbox (queued on the loop
+    /// thread while the engine was busy, or posted from another thread), in
+    /// order. Called before an input issued on the loop thread takes effect,
+    /// so that it takes effect after them.
+    func applyPendingInputs() {
+        guard engineDepth == 0, !isDrainingInbox, inbox.hasPendingEvents else { return }
+        isDrainingInbox = true
+        defer { isDrainingInbox = false }
+        inbox.drainNow()
+    }
+
+    /// Puts an input issued on the loop thread behind those waiting: applied
+    /// now if the engine is idle, else when its busy section ends.
+    func queueInLoop(_ entry: InboxEntry) throws(MainLoopError) {
+        try inbox.postInLoop(entry)
+        if engineDepth > 0 { queuedWhileBusy = true } else { applyPendingInputs() }
+    }
+
+    /// Issues an input: at once on the loop thread with the engine idle and
+    /// nothing waiting; behind what waits otherwise.
+    func enqueue(_ entry: InboxEntry) throws(MainLoopError) {
+        guard loop.inLoop else {
+            try inbox.post(entry)
+            return
+        }
+        guard engineDepth == 0, !inbox.hasPendingEvents else {
+            try queueInLoop(entry)
+            return
+        }
+        applyQueued(entry)
+    }
+
+    /// Applies one input from the inbox; every outcome is reported (a
+    /// completion, an engine event or the input's own observations).
+    func applyQueued(_ entry: InboxEntry) {
+        enterEngine()
+        defer { leaveEngine() }
+        switch entry {
+        case .lifecycle(let command, let completion):
+            let steps: [LifecycleStep]
+            do throws(LifecycleError) {
+                steps = try machine.plan(command)
+            } catch {
+                emit(.commandRejected(command, error))
+                completion?(.failure(error))
+                return
+            }
+            runTransition(steps)
+            completion?(.success(state))
+        case .system(let event):
+            do throws(NotificationCenterError) {
+                apply(try table.record(event, mode: holdingMode))
+            } catch {
+                emit(.systemEventRefused(error))
+            }
+        case .prepared(let event):
+            do throws(NotificationCenterError) {
+                apply(try table.record(event, mode: holdingMode))
+            } catch {
+                emit(.systemEventRefused(error))
+            }
+        case .input(let input):
+            receiveInput(input)
+        }
+    }
+
+    /// A handle that issues inputs from any thread, in arrival order with
+    /// every other input.
+    public var poster: EngineInputPoster { EngineInputPoster(inbox: inbox) }
+}
+
+/// A Sendable handle for issuing inputs to an application from any thread
+/// (event sources, supervisors, the control socket's workers). Inputs take
+/// effect when the loop reaches them (also when posted on the loop thread),
+/// in arrival order with every other input (README, "Ordering contract");
+/// what is refused is reported to the application's
+/// engine observers (``EngineEvent/commandRejected(_:_:)``,
+/// ``EngineEvent/systemEventRefused(_:)``).
+public struct EngineInputPoster: Sendable {
+    let inbox: EventChannel<InboxEntry>
+
+    /// Issues `input`.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    public func post(_ input: EngineInput) throws(MainLoopError) {
+        switch input {
+        case .lifecycle(let command): try inbox.post(.lifecycle(command, completion: nil))
+        case .system(let event): try inbox.post(.system(event))
+        case .input(let id): try inbox.post(.input(id))
+        }
+    }
+
+    /// Posts a system event.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    public func post(_ event: SystemEvent) throws(MainLoopError) {
+        try inbox.post(.system(event))
+    }
+
+    /// Queues a lifecycle command; `completion` runs on the loop thread.
+    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    public func submit(_ command: LifecycleCommand,
+                       completion: (@Sendable (Result<AppState, LifecycleError>) -> Void)? = nil) throws(MainLoopError) {
+        try inbox.post(.lifecycle(command, completion: completion))
+    }
+}

@@ -1,0 +1,84 @@
+import MainLoop
+import MainLoopJSON
+import SystemNotifications
+
+/// The notification engine inside the application: the lifecycle sets the
+/// holding mode, the resume flushes and a kill discards; live changes and
+/// merged ones reach the observers (app code, so only while the app runs).
+extension Application {
+    /// The public face of the notification engine.
+    public var notifications: SystemNotificationCenter { SystemNotificationCenter(application: self) }
+
+    /// Holding starts at `suspended` and ends at the resume point of a
+    /// `foreground` or `wake` (not at its first state line).
+    func updateHoldingMode(for newState: AppState) {
+        switch newState {
+        case .suspended: holdingMode = .holding
+        case .notRunning: holdingMode = .notRunning
+        case .inactive, .active, .background:
+            if holdingMode == .notRunning { holdingMode = .live }
+        }
+    }
+
+    /// The resume point of SPEC §1: one merged notification per kind (per
+    /// subject), in first-held order, before anything else of the app.
+    func deliverHeldNotifications() {
+        holdingMode = .live
+        // One buffer, reused: a warm flush allocates nothing. Swapped out
+        // while observers run, so the property is never borrowed meanwhile.
+        var batch: [SystemNotification] = []
+        swap(&batch, &flushBuffer)
+        table.flush(into: &batch)
+        for notification in batch where state.runsAppCode { deliver(notification) }
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &flushBuffer)
+    }
+
+    /// Carries out what recording an event decided: a live change reaches
+    /// the observers (the notification is made only then).
+    @inline(__always)
+    func apply(_ outcome: RecordOutcome) {
+        guard outcome.effect == .live else { return }
+        deliver(table.liveNotification(outcome))
+        table.finishLive(outcome)
+    }
+
+    /// Hands a notification to the observers of its kind, then to those of
+    /// every kind, in registration order.
+    @inline(__always)
+    func deliver(_ notification: SystemNotification) {
+        enterEngine()
+        observers.deliver(notification)
+        leaveEngine()
+    }
+
+    /// Records a system event from the loop-thread API, after every input
+    /// that arrived before it.
+    /// - Throws: ``NotificationCenterError`` for an event the engine refuses
+    ///   (checked at once even when the event waits behind others),
+    ///   ``MainLoopError/shutDown`` after the loop was shut down.
+    func postSystemEvent(_ event: SystemEvent) throws {
+        loop.preconditionInLoop()
+        guard engineDepth == 0, !inbox.hasPendingEvents else {
+            try table.validate(event)
+            try queueInLoop(.system(event))
+            return
+        }
+        enterEngine()
+        defer { leaveEngine() }
+        apply(try table.record(event, mode: holdingMode))
+    }
+
+    /// The hot path: a prepared event from the loop thread.
+    @usableFromInline
+    func postPrepared(_ event: PreparedEvent) throws {
+        loop.preconditionInLoop()
+        guard engineDepth == 0, !inbox.hasPendingEvents else {
+            try queueInLoop(.prepared(event))
+            return
+        }
+        enterEngine()
+        defer { leaveEngine() }
+        apply(try table.record(event, mode: holdingMode))
+    }
+}

@@ -1,0 +1,53 @@
+import AppLifecycle
+import MainLoopJSON
+
+/// One request of the SPEC §6 vocabulary, from a scenario step, a control
+/// socket line or `mainloop ctl`.
+public enum EngineRequest: Equatable, Sendable {
+    /// A lifecycle command.
+    case lifecycle(LifecycleCommand)
+    /// A system event, `{"orientation": "faceUp"}`: checked against the
+    /// engine's rules (which may include user kinds) where it is applied.
+    case system(JSONValue)
+    /// User input (a touch id).
+    case input(String)
+    /// An app action (scenario steps only).
+    case app(AppAction)
+    /// A query (the control socket only).
+    case query(EngineQuery)
+}
+
+/// What a supervisor can ask a running service.
+public enum EngineQuery: String, Sendable, CaseIterable {
+    /// The app's state, holding, held slots, background time, open tasks.
+    case state
+    /// Counters per kind and of the socket.
+    case stats
+    /// The system's current value of every kind.
+    case values
+}
+
+/// Where a request comes from; each place allows some forms.
+public enum RequestContext: Sendable {
+    /// A scenario step (SPEC §6): lifecycle, system, input, app.
+    case scenarioStep
+    /// The control socket: lifecycle, system, input, query.
+    case controlSocket
+
+    /// The request keys this context accepts, in the order messages list them.
+    public var forms: [String] {
+        switch self {
+        case .scenarioStep: return ["lifecycle", "system", "input", "app"]
+        case .controlSocket: return ["lifecycle", "system", "input", "query"]
+        }
+    }
+}
+
+/// A malformed request; the message says what is wrong (the caller adds
+/// where: a file and step, or nothing for a socket reply).
+public struct RequestError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// What is wrong.
+    public let problem: String
+    public init(_ problem: String) { self.problem = problem }
+    public var description: String { problem }
+}

@@ -1,0 +1,112 @@
+import AppLifecycle
+import MainLoopJSON
+
+/// Decodes the SPEC §6 request vocabulary, once, for every place that
+/// reads it: scenario steps (the replay), control-socket lines (the
+/// service) and `mainloop ctl` (which checks a request before sending it).
+/// Each form's errors are worded here and nowhere else.
+public enum RequestDecoder {
+    /// Decodes a request: an object with exactly one of the context's forms
+    /// (for a scenario step, the step without its `at`).
+    /// - Throws: ``RequestError`` saying what is wrong.
+    public static func decode(_ object: JSONObject, context: RequestContext) throws(RequestError) -> EngineRequest {
+        let keys = object.orderedKeys
+        guard keys.count == 1, let key = keys.first, let body = object[key] else {
+            let got = keys.isEmpty ? "nothing" : keys.map { "'\($0)'" }.joined(separator: ", ")
+            throw RequestError("a request needs exactly one of \(list(context.forms)) (got \(got))")
+        }
+        guard context.forms.contains(key) else {
+            let known = ["lifecycle", "system", "input", "app", "query"]
+            if known.contains(key) {
+                throw RequestError("'\(key)' is not allowed here (expected one of \(list(context.forms)))")
+            }
+            throw RequestError("unknown request '\(key)' (expected one of \(list(context.forms)))")
+        }
+        switch key {
+        case "lifecycle": return .lifecycle(try lifecycleCommand(body))
+        case "system":
+            guard let event = body.objectValue, event.count == 1 else {
+                throw RequestError("'system' must be an object with exactly one event kind, e.g. {\"orientation\": \"faceUp\"}")
+            }
+            return .system(body)
+        case "input":
+            guard let id = body.stringValue else { throw RequestError("'input' must be a string (a touch id)") }
+            return .input(id)
+        case "query":
+            guard let name = body.stringValue, let query = EngineQuery(rawValue: name) else {
+                throw RequestError("unknown query \(body.jsonText) (known: \(list(EngineQuery.allCases.map(\.rawValue))))")
+            }
+            return .query(query)
+        default:
+            return .app(try appAction(body))
+        }
+    }
+
+    /// A lifecycle command by name.
+    public static func lifecycleCommand(_ json: JSONValue) throws(RequestError) -> LifecycleCommand {
+        guard let name = json.stringValue, let command = LifecycleCommand(rawValue: name) else {
+            throw RequestError("unknown lifecycle command \(json.jsonText) (known: \(list(LifecycleCommand.allCases.map(\.rawValue))))")
+        }
+        return command
+    }
+
+    /// An app action: an object naming one action (SPEC §6).
+    public static func appAction(_ json: JSONValue) throws(RequestError) -> AppAction {
+        guard let object = json.objectValue, let name = object.orderedKeys.first, let value = object[name] else {
+            throw RequestError("'app' must be an object naming one action")
+        }
+        func string() throws(RequestError) -> String {
+            guard let string = value.stringValue else { throw RequestError("app '\(name)' needs a string") }
+            return string
+        }
+        func only(_ keys: [String]) throws(RequestError) {
+            try requireKnownKeys(object, keys, what: "app '\(name)'")
+        }
+        switch name {
+        case "beginBackgroundTask": try only([name]); return .beginBackgroundTask(name: try string())
+        case "endBackgroundTask": try only([name]); return .endBackgroundTask(name: try string())
+        case "post": try only([name]); return .post(label: try string())
+        case "timer":
+            let label = try string()
+            switch (object["after"], object["every"]) {
+            case (.some(let after), nil):
+                try only([name, "after"])
+                return .timerAfter(label: label, delay: try SpecTime.duration(after, field: "after"))
+            case (nil, .some(let every)):
+                try only([name, "every"])
+                return .timerEvery(label: label, interval: try SpecTime.duration(every, field: "every", positive: true))
+            default:
+                throw RequestError("app 'timer' needs exactly one of 'after' or 'every'")
+            }
+        case "cancelTimer": try only([name]); return .cancelTimer(label: try string())
+        case "startService": try only([name]); return .startService(mode: try string())
+        case "stopService": try only([name]); return .stopService(mode: try string())
+        case "setKeepAliveTimeout":
+            try only([name])
+            return .setKeepAliveTimeout(try SpecTime.duration(value, field: name))
+        case "scheduleLocalNotification":
+            try only([name, "after"])
+            return .scheduleLocalNotification(label: try string(), delay: try SpecTime.duration(object["after"], field: "after"))
+        case "blockMainThread":
+            try only([name])
+            return .blockMainThread(try SpecTime.duration(value, field: name))
+        case "onDidEnterBackground":
+            try only([name])
+            guard let inner = value.objectValue, inner.count == 1, let block = inner["blockMainThread"] else {
+                throw RequestError("app 'onDidEnterBackground' must be {\"blockMainThread\": seconds}")
+            }
+            return .onDidEnterBackgroundBlock(try SpecTime.duration(block, field: "blockMainThread"))
+        default:
+            throw RequestError("unknown app action '\(name)'")
+        }
+    }
+
+    /// Fails on the first key not in `known`.
+    public static func requireKnownKeys(_ object: JSONObject, _ known: [String], what: String) throws(RequestError) {
+        if let unknown = object.orderedKeys.first(where: { !known.contains($0) }) {
+            throw RequestError("unknown key '\(unknown)' in \(what) (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    static func list(_ names: [String]) -> String { names.joined(separator: ", ") }
+}

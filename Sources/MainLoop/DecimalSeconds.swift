@@ -1,0 +1,101 @@
+/// Decimal seconds, exactly, to the nanosecond.
+///
+/// SPEC §6 times are decimal seconds taken to the nearest whole nanosecond,
+/// so `0.2 + 0.1` is exactly `0.3`; going through a Double would make that
+/// `0.30000000000000004` and lose digits past the 16th. These conversions
+/// work on the decimal text and integer nanoseconds only.
+public enum DecimalSeconds {
+    /// The nanoseconds in a decimal number of seconds (`"0.3"`, `"1e-9"`,
+    /// `"-2.5"`), rounded to the nearest nanosecond (halves away from zero);
+    /// nil for text that is not a decimal number, or beyond the Int64 range.
+    public static func nanoseconds(_ text: String) -> Int64? {
+        var bytes = Array(text.utf8)[...]
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var digits: [UInt8] = []
+        var fractionDigits = 0
+        var seenPoint = false
+        while let byte = bytes.first, byte == UInt8(ascii: ".") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) {
+            bytes = bytes.dropFirst()
+            if byte == UInt8(ascii: ".") {
+                guard !seenPoint else { return nil }
+                seenPoint = true
+            } else {
+                digits.append(byte - UInt8(ascii: "0"))
+                if seenPoint { fractionDigits += 1 }
+            }
+        }
+        guard !digits.isEmpty else { return nil }
+        var exponent = 0
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            let exponentNegative = bytes.first == UInt8(ascii: "-")
+            if exponentNegative || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            guard !bytes.isEmpty else { return nil }
+            for byte in bytes {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                // Any exponent past 10^6 is far outside the range anyway.
+                exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 1_000_000)
+            }
+            if exponentNegative { exponent = -exponent }
+        } else {
+            guard bytes.isEmpty else { return nil }
+        }
+        // value = digits × 10^(exponent - fractionDigits) seconds
+        //       = digits × 10^shift nanoseconds
+        let shift = exponent - fractionDigits + 9
+        while digits.count > 1, digits.first == 0 { digits.removeFirst() }
+        if digits == [0] { return 0 }
+        var magnitude: Int64 = 0
+        func push(_ digit: UInt8) -> Bool {
+            let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(digit))
+            magnitude = sum
+            return !overflow1 && !overflow2
+        }
+        if shift >= 0 {
+            guard digits.count + shift <= 19 else { return nil }
+            for digit in digits { guard push(digit) else { return nil } }
+            for _ in 0..<shift { guard push(0) else { return nil } }
+        } else {
+            let kept = digits.count + shift
+            if kept > 0 {
+                for digit in digits[..<kept] { guard push(digit) else { return nil } }
+            }
+            let firstDropped = kept >= 0 ? digits[kept] : 0
+            if firstDropped >= 5 {
+                let (rounded, overflow) = magnitude.addingReportingOverflow(1)
+                guard !overflow else { return nil }
+                magnitude = rounded
+            }
+        }
+        return negative ? -magnitude : magnitude
+    }
+
+    /// Exact decimal text of `nanoseconds` as seconds, without trailing
+    /// zeros: `300000000` → `"0.3"`, `12000000000` → `"12"`.
+    public static func text(nanoseconds: Int64) -> String {
+        let negative = nanoseconds < 0
+        let magnitude = nanoseconds.magnitude
+        let whole = magnitude / 1_000_000_000
+        let fraction = magnitude % 1_000_000_000
+        var text = (negative ? "-" : "") + String(whole)
+        if fraction != 0 {
+            var digits = String(fraction)
+            digits = String(repeating: "0", count: 9 - digits.count) + digits
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
+        }
+        return text
+    }
+}
+
+extension Duration {
+    /// A duration from decimal seconds, exactly, rounded to the nearest
+    /// nanosecond (see ``DecimalSeconds``); nil for text that is not a
+    /// decimal number or is beyond the Int64 range of nanoseconds.
+    public init?(decimalSeconds text: String) {
+        guard let nanoseconds = DecimalSeconds.nanoseconds(text) else { return nil }
+        self = .nanoseconds(nanoseconds)
+    }
+}

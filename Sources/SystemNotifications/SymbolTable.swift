@@ -1,0 +1,60 @@
+import MainLoopJSON
+
+/// Interned JSON values (strings that are not enum cases, arrays, objects)
+/// by id, so the engine carries a 32-bit id instead of a reference-counted
+/// value. Equal JSON values (as JSON: `{"a":1,"b":2}` is `{"b":2,"a":1.0}`)
+/// get the same id.
+///
+/// Memory stays bounded by what the engine still refers to: symbols are
+/// collected by mark and sweep (``sweep(marking:)``) once the table has
+/// doubled since the last sweep, so the amortised cost per new symbol is
+/// O(1) and nothing is counted per event. Pinned symbols (those of events
+/// prepared ahead by the user, ``CoalescingTable/prepare(_:pinned:)``) are
+/// never collected. Loop thread only (a value inside the engine).
+struct SymbolTable {
+    private var values = FreeListArray<JSONValue?>()
+    private var ids: [JSONValue: UInt32] = [:]
+    private var pinned: Set<UInt32> = []
+    /// Sweep when this many symbols are live.
+    private(set) var sweepThreshold = 256
+
+    /// How many symbols are stored.
+    var count: Int { ids.count }
+
+    /// The id of `value`, interning it if new.
+    mutating func intern(_ value: JSONValue, pinned pin: Bool = false) -> UInt32 {
+        if let id = ids[value] {
+            if pin { pinned.insert(id) }
+            return id
+        }
+        let id = UInt32(values.insert(value))
+        ids[value] = id
+        if pin { pinned.insert(id) }
+        return id
+    }
+
+    /// Whether a sweep is due before the next intern.
+    var needsSweep: Bool { ids.count >= sweepThreshold }
+
+    /// The value of a live symbol.
+    subscript(id: UInt32) -> JSONValue {
+        guard Int(id) < values.capacity, let value = values[Int(id)] else {
+            preconditionFailure("SymbolTable: symbol \(id) is not live (an engine invariant was broken)")
+        }
+        return value
+    }
+
+    /// Frees every symbol that is neither pinned nor marked by `marking`,
+    /// which calls its argument for each id still referred to.
+    mutating func sweep(marking: ((UInt32) -> Void) -> Void) {
+        var live = [Bool](repeating: false, count: values.capacity)
+        for id in pinned { live[Int(id)] = true }
+        marking { live[Int($0)] = true }
+        for (index, isLive) in live.enumerated() where !isLive {
+            guard let value = values[index] else { continue }
+            values.free(index, placeholder: nil)
+            ids[value] = nil
+        }
+        sweepThreshold = max(256, ids.count * 2)
+    }
+}
