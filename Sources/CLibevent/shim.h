@@ -21,10 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,32 +76,19 @@ static inline struct event *CLibevent_fd_event_new(struct event_base *base,
 static inline int CLibevent_is_readable(short what) { return (what & EV_READ) != 0; }
 static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) != 0; }
 
-/// A base that uses the precise (CLOCK_MONOTONIC, not coarse) timer, so
-/// timers are not rounded to the coarse clock's tick; with `npriorities`
-/// priority queues, initialised before any event is added as libevent needs.
-static inline struct event_base *CLibevent_base_new_precise(int npriorities) {
-    struct event_config *config = event_config_new();
-    if (config == NULL) return NULL;
-    event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
-    struct event_base *base = event_base_new_with_config(config);
-    event_config_free(config);
+/// A base with `npriorities` priority queues, initialised before any event
+/// is added as libevent needs. Without EVENT_BASE_FLAG_PRECISE_TIMER: the
+/// loop never uses libevent's timeouts (its timers run on its own timerfd,
+/// below), and that flag makes the epoll backend call timerfd_settime on
+/// every loop pass (measured: +40 % on an fd dispatch, README).
+static inline struct event_base *CLibevent_base_new(int npriorities) {
+    struct event_base *base = event_base_new();
     if (base == NULL) return NULL;
     if (event_base_priority_init(base, npriorities) != 0) {
         event_base_free(base);
         return NULL;
     }
     return base;
-}
-
-/// Arms a one-shot timer event `nanoseconds` from now, rounded UP to the next
-/// microsecond (libevent's resolution) so rounding can never make it early.
-static inline int CLibevent_timer_add_ns(struct event *ev, long long nanoseconds) {
-    if (nanoseconds < 0) nanoseconds = 0;
-    long long micros = (nanoseconds + 999) / 1000;
-    struct timeval tv;
-    tv.tv_sec = (time_t)(micros / 1000000);
-    tv.tv_usec = (suseconds_t)(micros % 1000000);
-    return event_add(ev, &tv);
 }
 
 /// event_add with no timeout (fd, signal and persistent events).
@@ -112,5 +101,21 @@ static inline int CLibevent_loop_forever(struct event_base *base) { return event
 
 /// eventfd flags are macros too.
 static inline int CLibevent_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/// The loop's timer clock: a CLOCK_MONOTONIC timerfd (flags are macros).
+static inline int CLibevent_monotonic_timerfd(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/// Arms `fd` to expire at the absolute CLOCK_MONOTONIC instant `nanoseconds`
+/// (never early: the kernel fires at or after it); 0 or less disarms it.
+static inline int CLibevent_arm_timerfd(int fd, long long nanoseconds) {
+    struct itimerspec spec = {0};
+    if (nanoseconds > 0) {
+        spec.it_value.tv_sec = (time_t)(nanoseconds / 1000000000LL);
+        spec.it_value.tv_nsec = (long)(nanoseconds % 1000000000LL);
+    }
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
 
 #endif

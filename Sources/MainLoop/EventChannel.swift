@@ -10,12 +10,14 @@ public class ChannelBase: LoopRegistered {
     func releaseLoopResources() {}
 }
 
+// Borrowed, not retained: the registry holds the channel, and a channel
+// closed by its own handler stays alive until the loop's janitor runs.
 private let drainTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!).takeUnretainedValue().drainLocal()
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.drainLocal() }
 }
 
 private let remoteTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!).takeUnretainedValue().receiveRemote()
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.receiveRemote() }
 }
 
 /// A typed, allocation-free queue of events that a handler consumes on the
@@ -234,7 +236,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         guard !isClosed else { throw .sourceRemoved }
         isClosed = true
         releaseLoopResources()
-        core.registered[ObjectIdentifier(self)] = nil
+        core.unregister(self)
     }
 
     override func releaseLoopResources() {

@@ -1,12 +1,12 @@
 import CLibevent
 
 private let fdTrampoline: event_callback_fn = { _, what, context in
-    let source = Unmanaged<FileDescriptorSource>.fromOpaque(context!).takeUnretainedValue()
     var ready: Readiness = []
     if CLibevent_is_readable(what) != 0 { ready.insert(.read) }
     if CLibevent_is_writable(what) != 0 { ready.insert(.write) }
-    // The handler may remove the source, dropping the loop's reference.
-    withExtendedLifetime(source) { source.deliver(ready) }
+    // Borrowed, not retained: the registry holds the source, and a source
+    // removed by its own handler stays alive until the loop's janitor runs.
+    Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.deliver(ready) }
 }
 
 /// Readiness notifications for one file descriptor, delivered on the loop
@@ -21,18 +21,20 @@ public final class FileDescriptorSource: LoopRegistered {
     public let fileDescriptor: Int32
     /// The priority of its callbacks.
     public let priority: LoopPriority
-    /// What the source currently waits for.
-    public private(set) var interest: Readiness
+    /// What the source currently waits for. (Every field is loop-thread
+    /// only, so none pays a dynamic exclusivity check.)
+    @exclusivity(unchecked) public private(set) var interest: Readiness
     /// Whether ``remove()`` was called (or the loop shut down).
-    public private(set) var isRemoved = false
+    @exclusivity(unchecked) public private(set) var isRemoved = false
 
-    private unowned let loop: MainRunLoop
+    /// The loop's shared state (held strongly: no `unowned` load per event).
+    private let core: LoopCore
     private let handler: (Readiness) -> Void
-    private var event: OpaquePointer?
+    @exclusivity(unchecked) private var event: OpaquePointer?
 
-    init(loop: MainRunLoop, fileDescriptor: Int32, interest: Readiness, priority: LoopPriority,
+    init(core: LoopCore, fileDescriptor: Int32, interest: Readiness, priority: LoopPriority,
          handler: @escaping (Readiness) -> Void) throws(MainLoopError) {
-        self.loop = loop
+        self.core = core
         self.fileDescriptor = fileDescriptor
         self.interest = interest
         self.priority = priority
@@ -43,7 +45,7 @@ public final class FileDescriptorSource: LoopRegistered {
     /// Changes what the source waits for; `[]` parks it.
     /// - Throws: ``MainLoopError/sourceRemoved`` once removed.
     public func update(interest newInterest: Readiness) throws(MainLoopError) {
-        loop.preconditionInLoop()
+        core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
         guard newInterest != interest else { return }
         unregister()
@@ -54,21 +56,21 @@ public final class FileDescriptorSource: LoopRegistered {
     /// Stops watching the descriptor. The descriptor stays open.
     /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
-        loop.preconditionInLoop()
+        core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
         releaseLoopResources()
-        loop.unregister(self)
+        core.unregister(self)
     }
 
     func deliver(_ ready: Readiness) {
         guard !isRemoved else { return }
-        loop.core.workCounter &+= 1
+        core.workCounter &+= 1
         handler(ready)
     }
 
     private func register() throws(MainLoopError) {
         guard !interest.isEmpty else { return }
-        guard let base = loop.core.base else { throw .shutDown }
+        guard let base = core.base else { throw .shutDown }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let created = CLibevent_fd_event_new(
             base, fileDescriptor,

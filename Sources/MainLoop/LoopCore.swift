@@ -31,14 +31,48 @@ final class LoopCore: @unchecked Sendable {
     /// Channels and sources to free at shutdown, by identity. Loop thread only.
     var registered: [ObjectIdentifier: any LoopRegistered] = [:]
 
-    init(base: OpaquePointer) {
+    /// Sources and channels removed while a callback may still be running
+    /// in them: kept alive until the janitor event runs, after the current
+    /// callback. This is what lets the trampolines call into a source
+    /// without retaining it per callback (a handler may remove its own
+    /// source, dropping the registry's reference mid-call). Loop thread only.
+    @exclusivity(unchecked) var retired: [AnyObject] = []
+    /// The janitor: a user event at the lowest priority that empties `retired`.
+    @exclusivity(unchecked) var janitorEvent: OpaquePointer?
+
+    /// Whether the loop runs on the manual clock. Immutable.
+    let isDeterministic: Bool
+    /// The manual clock (deterministic loops). Loop thread only.
+    @exclusivity(unchecked) var manualNow = LoopInstant.zero
+
+    init(base: OpaquePointer, deterministic: Bool) {
         self.owner = pthread_self()
         self.base = base
+        self.isDeterministic = deterministic
     }
 
     /// True on the loop's own thread.
     @inlinable
     var isLoopThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
+
+    /// Removes a source or channel from the registry; it stays alive until
+    /// the current callback is over (see `retired`).
+    func unregister(_ object: AnyObject) {
+        guard let removed = registered.removeValue(forKey: ObjectIdentifier(object)) else { return }
+        retired.append(removed)
+        if retired.count == 1, let janitorEvent { event_active(janitorEvent, 0, 0) }
+    }
+
+    /// The janitor's callback: drops what was retired.
+    func releaseRetired() { retired.removeAll() }
+
+    /// Now on the loop's clock: the monotonic clock, or the manual one.
+    var now: LoopInstant { isDeterministic ? manualNow : .monotonicNow() }
+
+    /// Fails with a clear message unless called on the loop thread.
+    func preconditionInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(isLoopThread, "must be called on the main loop's thread", file: file, line: line)
+    }
 
     @inlinable
     var isShutDown: Bool { base == nil }

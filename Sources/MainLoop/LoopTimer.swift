@@ -9,55 +9,55 @@
 ///
 /// Loop thread only.
 public final class LoopTimer {
-    unowned let loop: MainRunLoop
+    let scheduler: TimerScheduler
     private let handler: () -> Void
 
     /// When the timer fires next (meaningful while ``isScheduled``).
-    public internal(set) var deadline: LoopInstant = .zero
+    /// Loop thread only, like every field here, so none pays a dynamic
+    /// exclusivity check.
+    @exclusivity(unchecked) public internal(set) var deadline: LoopInstant = .zero
     /// The repeat interval, or nil for a one-shot timer.
-    public private(set) var interval: Duration?
-    /// FIFO tie-breaker: assigned each time the timer enters the heap.
-    var sequence: UInt64 = 0
-    /// Position in the loop's heap, or -1 when not scheduled.
-    var heapIndex = -1
+    @exclusivity(unchecked) public private(set) var interval: Duration?
+    /// The slot in the scheduler while scheduled, or -1.
+    @exclusivity(unchecked) var slot: Int32 = -1
     /// True while the handler runs, so a repeating timer is re-armed after it.
-    private var isFiring = false
-    private var cancelledWhileFiring = false
+    @exclusivity(unchecked) private var isFiring = false
+    @exclusivity(unchecked) private var cancelledWhileFiring = false
 
-    init(loop: MainRunLoop, handler: @escaping () -> Void) {
-        self.loop = loop
+    init(scheduler: TimerScheduler, handler: @escaping () -> Void) {
+        self.scheduler = scheduler
         self.handler = handler
     }
 
     /// Whether the timer is waiting to fire.
-    public var isScheduled: Bool { heapIndex >= 0 }
+    public var isScheduled: Bool { slot >= 0 }
 
     /// (Re)schedules the timer `delay` from now, replacing any earlier schedule.
     public func schedule(after delay: Duration, repeating interval: Duration? = nil) {
-        schedule(at: loop.now + delay, repeating: interval)
+        schedule(at: scheduler.core.now + delay, repeating: interval)
     }
 
     /// (Re)schedules the timer at `deadline`, replacing any earlier schedule.
     /// With `interval`, it then repeats at deadline + k·interval; an interval
     /// below one nanosecond (the clock's resolution) is taken as one.
     public func schedule(at deadline: LoopInstant, repeating interval: Duration? = nil) {
-        loop.preconditionInLoop()
+        scheduler.core.preconditionInLoop()
         let interval = interval.map { max($0, .nanoseconds(1)) }
-        if isScheduled { loop.removeTimer(self) }
+        if isScheduled { scheduler.cancel(self) }
         self.deadline = deadline
         self.interval = interval
         cancelledWhileFiring = false
-        loop.insertTimer(self)
+        scheduler.schedule(self)
     }
 
     /// Cancels the timer. Returns whether it was scheduled. Cancelling a
     /// repeating timer from its own handler stops it from repeating.
     @discardableResult
     public func cancel() -> Bool {
-        loop.preconditionInLoop()
+        scheduler.core.preconditionInLoop()
         if isFiring { cancelledWhileFiring = true }
         guard isScheduled else { return false }
-        loop.removeTimer(self)
+        scheduler.cancel(self)
         return true
     }
 
@@ -70,13 +70,16 @@ public final class LoopTimer {
         guard let interval, !cancelledWhileFiring, !isScheduled else { return }
         // Keep the schedule: the next multiple of the interval after now.
         let step = interval.nanosecondsClamped
-        var next = deadline.nanoseconds &+ step
-        let current = loop.now.nanoseconds
-        if next <= current {
+        let current = scheduler.core.now.nanoseconds
+        var (next, overflow) = deadline.nanoseconds.addingReportingOverflow(step)
+        if !overflow, next <= current {
             let missed = (current - next) / step + 1
-            next &+= missed &* step
+            let (skipped, overflow2) = missed.multipliedReportingOverflow(by: step)
+            (next, overflow) = overflow2 ? (0, true) : next.addingReportingOverflow(skipped)
         }
+        // Past the end of the clock's range the timer has no next fire.
+        guard !overflow else { return }
         deadline = LoopInstant(nanoseconds: next)
-        loop.insertTimer(self)
+        scheduler.schedule(self)
     }
 }

@@ -2,8 +2,8 @@ import CLibevent
 import Glibc
 
 
-private let timerTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue().fireDueTimers()
+private let janitorTrampoline: event_callback_fn = { _, _, context in
+    Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().releaseRetired()
 }
 
 private let controlTrampoline: event_callback_fn = { _, _, context in
@@ -39,24 +39,24 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     /// Whether this loop runs on the manual clock.
-    public let isDeterministic: Bool
+    public var isDeterministic: Bool { core.isDeterministic }
     @usableFromInline let core: LoopCore
     private let runState = LockedValue(RunState())
 
     /// The manual clock (deterministic loops). Loop thread.
-    var manualNow = LoopInstant.zero
-    /// Loop thread.
-    private var timers = TimerHeap()
-    private var timerEvent: OpaquePointer?
-    /// The deadline the libevent timer is armed for (real clock). Loop thread.
-    private var armedDeadline: LoopInstant?
+    var manualNow: LoopInstant {
+        get { core.manualNow }
+        set { core.manualNow = newValue }
+    }
+    /// The loop's timers. Immutable after init.
+    private(set) var timers: TimerScheduler!
     /// One job channel per priority (index = raw value). Immutable after init.
     private var jobChannels: [EventChannel<Job>] = []
     /// Wakes the loop for `stop()` from another thread.
     private let controlFD: Int32
     private var controlEvent: OpaquePointer?
     /// True while inside `event_base_loop` (libevent is not reentrant). Loop thread.
-    private(set) var isDispatching = false
+    @exclusivity(unchecked) private(set) var isDispatching = false
     /// The simulated-blocking watchdog deadline (deterministic loops). Loop thread.
     var manualWatchdog: (deadline: LoopInstant, tripped: Bool)?
 
@@ -70,11 +70,10 @@ public final class MainRunLoop: @unchecked Sendable {
     /// - Throws: ``MainLoopError/system(operation:errno:)`` when libevent or
     ///   the kernel cannot provide the base or its eventfd.
     public init(deterministic: Bool = false) throws(MainLoopError) {
-        guard let base = CLibevent_base_new_precise(LoopPriority.queueCount) else {
+        guard let base = CLibevent_base_new(LoopPriority.queueCount) else {
             throw systemError("event_base_new")
         }
-        isDeterministic = deterministic
-        core = LoopCore(base: base)
+        core = LoopCore(base: base, deterministic: deterministic)
         controlFD = CLibevent_eventfd_nonblocking()
         guard controlFD >= 0 else {
             let error = systemError("eventfd")
@@ -83,11 +82,15 @@ public final class MainRunLoop: @unchecked Sendable {
             throw error
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        timerEvent = CLibevent_evtimer_new(base, timerTrampoline, context)
         controlEvent = CLibevent_fd_event_new(base, controlFD, 1, 0, controlTrampoline, context)
         do throws(MainLoopError) {
-            guard let timerEvent, let controlEvent,
-                  event_priority_set(timerEvent, Int32(LoopPriority.system.rawValue)) == 0,
+            timers = try TimerScheduler(core: core)
+            let janitor = CLibevent_user_event_new(base, janitorTrampoline, Unmanaged.passUnretained(core).toOpaque())
+            guard let janitor, event_priority_set(janitor, Int32(LoopPriority.app.rawValue)) == 0 else {
+                throw systemError("creating the loop's janitor event")
+            }
+            core.janitorEvent = janitor
+            guard let controlEvent,
                   event_priority_set(controlEvent, Int32(LoopPriority.system.rawValue)) == 0,
                   CLibevent_add(controlEvent) == 0
             else { throw systemError("creating the loop's libevent events") }
@@ -112,9 +115,7 @@ public final class MainRunLoop: @unchecked Sendable {
     // MARK: Clock
 
     /// Now on this loop's clock: the monotonic clock, or the manual one.
-    public var now: LoopInstant {
-        isDeterministic ? manualNow : .monotonicNow()
-    }
+    public var now: LoopInstant { core.now }
 
     // MARK: Posting work
 
@@ -158,7 +159,7 @@ public final class MainRunLoop: @unchecked Sendable {
     public func addFileDescriptor(_ fileDescriptor: Int32, interest: Readiness, priority: LoopPriority = .app,
                                   handler: @escaping (Readiness) -> Void) throws(MainLoopError) -> FileDescriptorSource {
         preconditionInLoop()
-        let source = try FileDescriptorSource(loop: self, fileDescriptor: fileDescriptor, interest: interest,
+        let source = try FileDescriptorSource(core: core, fileDescriptor: fileDescriptor, interest: interest,
                                               priority: priority, handler: handler)
         core.registered[ObjectIdentifier(source)] = source
         return source
@@ -168,14 +169,11 @@ public final class MainRunLoop: @unchecked Sendable {
     /// - Precondition: called on the loop thread.
     public func addSignal(_ signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) -> SignalSource {
         preconditionInLoop()
-        let source = try SignalSource(loop: self, signalNumber: signalNumber, handler: handler)
+        let source = try SignalSource(core: core, signalNumber: signalNumber, handler: handler)
         core.registered[ObjectIdentifier(source)] = source
         return source
     }
 
-    func unregister(_ source: any LoopRegistered) {
-        core.registered[ObjectIdentifier(source)] = nil
-    }
 
     // MARK: Timers
 
@@ -183,7 +181,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Reusing one timer object for many schedules allocates nothing.
     public func makeTimer(_ handler: @escaping () -> Void) -> LoopTimer {
         preconditionInLoop()
-        return LoopTimer(loop: self, handler: handler)
+        return LoopTimer(scheduler: timers, handler: handler)
     }
 
     /// Schedules `handler` `delay` from now, optionally repeating.
@@ -196,56 +194,10 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     /// The earliest scheduled timer deadline, if any.
-    public var nextTimerDeadline: LoopInstant? { timers.first?.deadline }
+    public var nextTimerDeadline: LoopInstant? { timers.nextDeadline }
 
-    func insertTimer(_ timer: LoopTimer) {
-        timers.insert(timer)
-        if timers.first === timer { rearmTimer() }
-    }
-
-    func removeTimer(_ timer: LoopTimer) {
-        let wasFirst = timers.first === timer
-        timers.remove(timer)
-        if wasFirst { rearmTimer() }
-    }
-
-    /// Arms libevent's timer for the earliest deadline (real clock only; the
-    /// manual clock activates it from `advance`).
-    private func rearmTimer() {
-        guard !isDeterministic, let timerEvent, let base = core.base else { return }
-        guard let deadline = timers.first?.deadline else {
-            if armedDeadline != nil { event_del(timerEvent) }
-            armedDeadline = nil
-            return
-        }
-        guard deadline != armedDeadline else { return }
-        armedDeadline = deadline
-        // libevent measures the timeout from its cached time; refresh it so a
-        // stale cache does not shift the wakeup. Firing early is harmless
-        // anyway: fireDueTimers only runs timers whose deadline has passed.
-        event_base_update_cache_time(base)
-        _ = CLibevent_timer_add_ns(timerEvent, deadline.nanoseconds - LoopInstant.monotonicNow().nanoseconds)
-    }
-
-    /// Runs every timer whose deadline is not after now, in heap order.
-    func fireDueTimers() {
-        armedDeadline = nil
-        let current = now
-        while let timer = timers.first, timer.deadline <= current {
-            timers.popFirst()
-            core.workCounter &+= 1
-            timer.fire(now: current)
-            if core.isShutDown { return }
-        }
-        rearmTimer()
-    }
-
-    /// Hands due timers to libevent's dispatch (on the manual clock this is
-    /// the only way they run; on the real clock it saves a poll round).
-    private func activateTimerEventIfDue() {
-        guard let timerEvent, let deadline = timers.first?.deadline, deadline <= now else { return }
-        event_active(timerEvent, 0, 0)
-    }
+    /// How many timers are scheduled.
+    public var scheduledTimerCount: Int { timers.count }
 
     // MARK: Running
 
@@ -276,8 +228,8 @@ public final class MainRunLoop: @unchecked Sendable {
                 state.stopRequested = false
             }
         }
-        activateTimerEventIfDue()
-        rearmTimer()
+        timers.activateIfDue()
+        timers.rearm()
         _ = CLibevent_loop_forever(base)
     }
 
@@ -290,8 +242,8 @@ public final class MainRunLoop: @unchecked Sendable {
         guard let base = core.base else { throw .shutDown }
         isDispatching = true
         defer { isDispatching = false }
-        activateTimerEventIfDue()
-        rearmTimer()
+        timers.activateIfDue()
+        timers.rearm()
         _ = CLibevent_loop_once(base)
     }
 
@@ -306,7 +258,7 @@ public final class MainRunLoop: @unchecked Sendable {
         var before: UInt64
         repeat {
             before = core.workCounter
-            activateTimerEventIfDue()
+            timers.activateIfDue()
             _ = CLibevent_loop_nonblock(base)
             if core.isShutDown { return }
         } while core.workCounter != before
@@ -367,10 +319,11 @@ public final class MainRunLoop: @unchecked Sendable {
         runState.withLock { $0.isShutDown = true }
         for source in core.registered.values { source.releaseLoopResources() }
         core.registered.removeAll()
-        timers.removeAll()
-        if let timerEvent { event_free(timerEvent) }
+        core.retired.removeAll()
+        if let janitor = core.janitorEvent { event_free(janitor) }
+        core.janitorEvent = nil
+        timers?.releaseAll()
         if let controlEvent { event_free(controlEvent) }
-        timerEvent = nil
         controlEvent = nil
         if controlFD >= 0, core.base != nil { close(controlFD) }
         if let base = core.base { event_base_free(base) }

@@ -2,8 +2,8 @@ import CLibevent
 import Glibc
 
 private let signalTrampoline: event_callback_fn = { signal, _, context in
-    let source = Unmanaged<SignalSource>.fromOpaque(context!).takeUnretainedValue()
-    withExtendedLifetime(source) { source.deliver() }
+    // Borrowed: a source removed by its own handler stays alive until the janitor runs.
+    Unmanaged<SignalSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.deliver() }
 }
 
 /// Delivery of a POSIX signal (SIGINT, SIGTERM, SIGHUP, SIGUSR1, ...) as an
@@ -23,15 +23,15 @@ public final class SignalSource: LoopRegistered {
     /// Whether ``remove()`` was called (or the loop shut down).
     public private(set) var isRemoved = false
 
-    private unowned let loop: MainRunLoop
+    private let core: LoopCore
     private let handler: () -> Void
     private var event: OpaquePointer?
 
-    init(loop: MainRunLoop, signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) {
-        self.loop = loop
+    init(core: LoopCore, signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) {
+        self.core = core
         self.signalNumber = signalNumber
         self.handler = handler
-        guard let base = loop.core.base else { throw .shutDown }
+        guard let base = core.base else { throw .shutDown }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let created = CLibevent_evsignal_new(base, signalNumber, signalTrampoline, context) else {
             throw systemError("evsignal_new(\(signalNumber))")
@@ -50,15 +50,15 @@ public final class SignalSource: LoopRegistered {
     /// Stops handling the signal; libevent restores the previous disposition.
     /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
-        loop.preconditionInLoop()
+        core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
         releaseLoopResources()
-        loop.unregister(self)
+        core.unregister(self)
     }
 
     func deliver() {
         guard !isRemoved else { return }
-        loop.core.workCounter &+= 1
+        core.workCounter &+= 1
         handler()
     }
 

@@ -71,3 +71,28 @@ import Testing
         try loop.shutdown()
     }
 }
+
+@Suite struct SelfRemovalTests {
+    /// A source whose handler removes it, with the loop's registry as its only
+    /// owner, stays alive until its callback returns (the janitor frees it
+    /// later): its handler's captured state is still valid after `remove()`.
+    @Test func aSourceRemovedByItsOwnHandlerOutlivesTheCallback() throws {
+        let loop = try MainRunLoop()
+        let pipe = TestPipe()
+        final class Box { weak var source: FileDescriptorSource? }
+        let box = Box()
+        let log = Recorder()
+        let captured = Array(repeating: "after", count: 64)  // touched after remove()
+        box.source = try loop.addFileDescriptor(pipe.readEnd, interest: .read) { _ in
+            pipe.drain()
+            try? box.source?.remove()
+            log(captured.joined().count == 320 ? "intact" : "corrupt")
+        }
+        #expect(box.source != nil, "the registry owns the source")
+        pipe.writeByte()
+        try loop.runOnce()
+        try loop.runUntilIdle()  // the janitor runs
+        #expect(log.entries == ["intact"])
+        #expect(box.source == nil, "freed once the callback was over")
+    }
+}

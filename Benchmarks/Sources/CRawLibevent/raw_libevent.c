@@ -37,3 +37,92 @@ double raw_libevent_inloop_ns_per_event(long events) {
 }
 
 void raw_libevent_enable_pthreads(void) { evthread_use_pthreads(); }
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static void on_timer(evutil_socket_t fd, short what, void *context) {
+    (void)fd; (void)what; (void)context;
+}
+
+static double timer_add_del_ns(struct event_base *base, long pending, long operations);
+
+double raw_libevent_timer_add_del_ns(long pending, long operations) {
+    return timer_add_del_ns(event_base_new(), pending, operations);
+}
+
+double raw_libevent_precise_timer_add_del_ns(long pending, long operations) {
+    struct event_config *config = event_config_new();
+    event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
+    struct event_base *base = event_base_new_with_config(config);
+    event_config_free(config);
+    return timer_add_del_ns(base, pending, operations);
+}
+
+static double timer_add_del_ns(struct event_base *base, long pending, long operations) {
+    struct event **waiting = calloc((size_t)pending, sizeof(struct event *));
+    unsigned seed = 12345;
+    for (long i = 0; i < pending; i++) {
+        waiting[i] = evtimer_new(base, on_timer, NULL);
+        seed = seed * 1103515245u + 12345u;
+        struct timeval tv = { 1 + (long)(seed % 1000), (long)(seed % 1000000) };
+        evtimer_add(waiting[i], &tv);
+    }
+    struct event *timer = evtimer_new(base, on_timer, NULL);
+    double start = now_ns();
+    for (long i = 0; i < operations; i++) {
+        struct timeval tv = { 1 + (i % 1000), (long)((i * 7919) % 1000000) };
+        evtimer_add(timer, &tv);
+        event_del(timer);
+    }
+    double elapsed = now_ns() - start;
+    event_free(timer);
+    for (long i = 0; i < pending; i++) event_free(waiting[i]);
+    free(waiting);
+    event_base_free(base);
+    return elapsed / (double)operations;
+}
+
+struct fd_watch {
+    int fd;
+    long *dispatched;
+};
+
+static void on_readable(evutil_socket_t fd, short what, void *context) {
+    (void)what;
+    struct fd_watch *watch = context;
+    uint64_t value;
+    if (read(fd, &value, sizeof value) == sizeof value) (*watch->dispatched)++;
+}
+
+double raw_libevent_fd_dispatch_ns(int fds, long rounds) {
+    struct event_base *base = event_base_new();
+    struct event **events = calloc((size_t)fds, sizeof(struct event *));
+    struct fd_watch *watches = calloc((size_t)fds, sizeof(struct fd_watch));
+    long dispatched = 0;
+    for (int i = 0; i < fds; i++) {
+        watches[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        watches[i].dispatched = &dispatched;
+        events[i] = event_new(base, watches[i].fd, EV_READ | EV_PERSIST, on_readable, &watches[i]);
+        event_add(events[i], NULL);
+    }
+    uint64_t one = 1;
+    double start = now_ns();
+    for (long round = 0; round < rounds; round++) {
+        if (write(watches[round % fds].fd, &one, sizeof one) != sizeof one) break;
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    double elapsed = now_ns() - start;
+    for (int i = 0; i < fds; i++) {
+        event_free(events[i]);
+        close(watches[i].fd);
+    }
+    free(events);
+    free(watches);
+    event_base_free(base);
+    return dispatched == rounds ? elapsed / (double)rounds : -1;
+}
+
+int benchmark_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }

@@ -1,4 +1,6 @@
 import AppLifecycle
+import CRawLibevent
+import Glibc
 import MainLoop
 import SystemNotifications
 
@@ -102,5 +104,106 @@ enum MainLoopContenders {
                 try loop.runUntilIdle()
             }
         }
+    }
+}
+
+extension MainLoopContenders {
+    /// Timer schedule + cancel of one timer with `pending` others waiting
+    /// (1 to 1000 s out), like the raw libevent row.
+    static func timerScheduleCancel(pending: Int, operations: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        var seed: UInt32 = 12345
+        let waiting = (0..<pending).map { _ in
+            seed = seed &* 1_103_515_245 &+ 12345
+            return loop.scheduleTimer(after: .seconds(Int64(1 + seed % 1000)) + .microseconds(Int64(seed % 1_000_000))) {}
+        }
+        let timer = loop.makeTimer {}
+        // The same delays as the C row, built outside the timed loop (C builds
+        // a timeval for free; a Duration sum is Int128 arithmetic).
+        let delays = (0..<1000).map { (index: Int) -> Duration in
+            let seconds = Duration.seconds(Int64(1 + index % 1000))
+            return seconds + .microseconds(Int64((index &* 7919) % 1_000_000))
+        }
+        let result = nanosecondsPerEvent(operations) {
+            for index in 0..<operations {
+                timer.schedule(after: delays[index % 1000])
+                timer.cancel()
+            }
+        }
+        for timer in waiting { timer.cancel() }
+        return result
+    }
+
+    /// fd readiness dispatch, one ready of `fds` eventfds (syscalls included),
+    /// like the raw libevent row.
+    static func fdDispatch(fds: Int, rounds: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        let dispatched = Counter()
+        var descriptors: [Int32] = []
+        var sources: [FileDescriptorSource] = []
+        for _ in 0..<fds {
+            let fd = benchmark_eventfd()
+            descriptors.append(fd)
+            sources.append(try loop.addFileDescriptor(fd, interest: .read) { _ in
+                var value: UInt64 = 0
+                if read(fd, &value, 8) == 8 { dispatched.value += 1 }
+            })
+        }
+        var one: UInt64 = 1
+        let result = try nanosecondsPerEvent(rounds) {
+            for round in 0..<rounds {
+                _ = write(descriptors[round % fds], &one, 8)
+                try loop.runOnce()
+            }
+        }
+        for source in sources { try source.remove() }
+        for fd in descriptors { close(fd) }
+        precondition(dispatched.value == rounds, "fd dispatch lost readiness")
+        return result
+    }
+
+    /// Holding while suspended, keyed: accessory events cycling over
+    /// `subjects` subjects (each one a real change).
+    static func heldKeyed(events: Int, subjects: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
+        let application = Application(loop: loop, limits: limits)
+        let center = application.notifications
+        try application.perform(.launch)
+        try application.perform(.home)
+        precondition(application.state == .suspended)
+        let connect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: true)) }
+        let disconnect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: false)) }
+        return try nanosecondsPerEvent(events) {
+            var index = 0
+            for _ in 0..<(events / batch) {
+                for _ in 0..<batch {
+                    let subject = index % subjects
+                    try center.post((index / subjects) & 1 == 0 ? connect[subject] : disconnect[subject])
+                    index &+= 1
+                }
+                try loop.runUntilIdle()
+            }
+        }
+    }
+
+    /// A resume flush of `subjects` held accessory subjects to 1 observer:
+    /// nanoseconds per delivered notification (foreground only is timed).
+    static func resumeFlush(subjects: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
+        let application = Application(loop: loop, limits: limits)
+        let center = application.notifications
+        let counter = Counter()
+        try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
+        try application.perform(.launch)
+        let connect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: true)) }
+        try application.perform(.home)
+        for event in connect { try center.post(event) }
+        let result = try nanosecondsPerEvent(subjects) { try application.perform(.foreground) }
+        precondition(counter.value == subjects, "the flush did not deliver every subject")
+        return result
     }
 }

@@ -1,16 +1,17 @@
 import CRawLibevent
 import Foundation
-import MainLoopJSON
 import MainLoop
+import MainLoopJSON
 import NIOPosix
 
-// `swift run -c release --package-path Benchmarks compare [--json] [--rounds N]`
+// `swift run -c release --package-path Benchmarks compare [--json] [--rounds N] [--only SUBSTRING]`
 //
 // Measures the same shapes, in one process, for raw C libevent, MainLoop,
-// SwiftNIO, Dispatch and Foundation: median nanoseconds per event over
-// several rounds, and the ratio to raw libevent with evthread_use_pthreads.
-// evthread_use_pthreads is process-wide and irreversible, so every other
-// row (MainLoop creates its bases without it) is measured first.
+// SwiftNIO, Dispatch and Foundation. The contenders run interleaved, one
+// measurement of each per round, so a slow phase of this shared VM lands on
+// all of them alike; each row reports the median of the rounds and their
+// spread (min–max). evthread_use_pthreads is process-wide and irreversible,
+// so its reference row is measured after all the others.
 
 let arguments = CommandLine.arguments
 let json = arguments.contains("--json")
@@ -18,34 +19,38 @@ let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1
 /// `--only SUBSTRING` measures only the rows whose name contains it (for profiling).
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 
-struct Row {
+struct Contender {
     let name: String
-    let nsPerEvent: Double
+    let run: () throws -> Double
 }
 
-var rows: [Row] = []
-@MainActor
-func measure(_ name: String, _ body: () throws -> Double) rethrows {
-    if let only, !name.contains(only), !name.contains("pthreads") { return }
-    let value = try median(rounds: rounds, body)
-    rows.append(Row(name: name, nsPerEvent: value))
-    if !json { FileHandle.standardError.write(Data("measured \(name): \(String(format: "%.1f", value)) ns\n".utf8)) }
+struct Row {
+    let name: String
+    let samples: [Double]
+    var median: Double { samples.sorted()[samples.count / 2] }
+    var low: Double { samples.min()! }
+    var high: Double { samples.max()! }
 }
 
 let million = 1 << 20
 
-// `--probe-timer N`: only schedule/cancel a timer N times (for allocation probing).
+// Probes for callgrind and perf: only one path, N events.
 if let index = arguments.firstIndex(of: "--probe-timer"), let count = Int(arguments[index + 1]) {
-    let loop = try MainRunLoop()
-    let timer = loop.makeTimer {}
-    for _ in 0..<count {
-        timer.schedule(after: .seconds(10))
-        timer.cancel()
-    }
+    _ = try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: count)
     exit(0)
 }
-// `--probe-live N` / `--probe-held N`: only the notification path, N events
-// (for callgrind and perf, without the other rows).
+if let index = arguments.firstIndex(of: "--probe-raw-timer"), let count = Int(arguments[index + 1]) {
+    _ = raw_libevent_timer_add_del_ns(10_000, count)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--probe-raw-fd"), let count = Int(arguments[index + 1]) {
+    _ = raw_libevent_fd_dispatch_ns(1000, count)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--probe-typed"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.inLoopTyped(events: count)
+    exit(0)
+}
 if let index = arguments.firstIndex(of: "--probe-live"), let count = Int(arguments[index + 1]) {
     _ = try MainLoopContenders.liveNotification(events: count, observers: 1)
     exit(0)
@@ -54,39 +59,88 @@ if let index = arguments.firstIndex(of: "--probe-held"), let count = Int(argumen
     _ = try MainLoopContenders.heldCoalesce(events: count)
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--probe-keyed"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.heldKeyed(events: count, subjects: 1000)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--probe-fd"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: count)
+    exit(0)
+}
+
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let typedName = "MainLoop in-loop post→run, typed channel"
+let referenceName = "raw libevent event_active→callback (evthread_use_pthreads)"
+let contenders: [Contender] = [
+    Contender(name: "raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) },
+    Contender(name: typedName) { try MainLoopContenders.inLoopTyped(events: million) },
+    Contender(name: "MainLoop in-loop post→run, closure per post") { try MainLoopContenders.inLoopClosure(events: million) },
+    Contender(name: "MainLoop cross-thread post→run, typed, 1 producer") {
+        try MainLoopContenders.crossThreadTyped(events: million, producers: 1)
+    },
+    Contender(name: "MainLoop cross-thread post→run, typed, 4 producers") {
+        try MainLoopContenders.crossThreadTyped(events: million, producers: 4)
+    },
+    Contender(name: "MainLoop cross-thread execute, closure, 1 producer") {
+        try MainLoopContenders.crossThreadClosure(events: million / 4)
+    },
+    Contender(name: "MainLoop live notification, 1 observer") { try MainLoopContenders.liveNotification(events: million, observers: 1) },
+    Contender(name: "MainLoop live notification, 16 observers") { try MainLoopContenders.liveNotification(events: million, observers: 16) },
+    Contender(name: "MainLoop held coalesce while suspended") { try MainLoopContenders.heldCoalesce(events: million) },
+    Contender(name: "MainLoop held coalesce, keyed, 10 subjects") { try MainLoopContenders.heldKeyed(events: million, subjects: 10) },
+    Contender(name: "MainLoop held coalesce, keyed, 1000 subjects") { try MainLoopContenders.heldKeyed(events: million, subjects: 1000) },
+    Contender(name: "MainLoop held coalesce, keyed, 100000 subjects") {
+        try MainLoopContenders.heldKeyed(events: million, subjects: 100_000)
+    },
+    Contender(name: "MainLoop resume flush, 100000 held subjects (per notification)") {
+        try MainLoopContenders.resumeFlush(subjects: 100_000)
+    },
+    Contender(name: "MainLoop timer schedule+cancel, 10000 pending") {
+        try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: million / 4)
+    },
+    Contender(name: "raw libevent evtimer add+del, 10000 pending") { raw_libevent_timer_add_del_ns(10_000, million / 4) },
+    Contender(name: "raw libevent evtimer add+del, 10000 pending, precise clock") {
+        raw_libevent_precise_timer_add_del_ns(10_000, million / 4)
+    },
+    Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000") {
+        try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16)
+    },
+    Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") { raw_libevent_fd_dispatch_ns(1000, million / 16) },
+    Contender(name: "SwiftNIO EventLoop.execute, in-loop") { PeerContenders.nioInLoop(events: million / 4, group: group) },
+    Contender(name: "SwiftNIO EventLoop.execute, cross-thread") { PeerContenders.nioCrossThread(events: million / 4, group: group) },
+    Contender(name: "Dispatch serial queue async, cross-thread") { PeerContenders.dispatchSerial(events: million / 4) },
+    Contender(name: "Foundation NotificationCenter.post, 1 observer") { PeerContenders.notificationCenterPost(events: million / 4) },
+    Contender(name: "Foundation NotificationQueue.enqueue, coalescing") {
+        PeerContenders.notificationQueueCoalescing(events: million / 16)
+    },
+    Contender(name: "Foundation RunLoop.perform") { PeerContenders.runLoopPerform(events: million / 16) },
+].filter { only == nil || $0.name.contains(only!) || $0.name == typedName }
 
-measure("raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) }
-try measure("MainLoop in-loop post→run, typed channel") { try MainLoopContenders.inLoopTyped(events: million) }
-try measure("MainLoop in-loop post→run, closure per post") { try MainLoopContenders.inLoopClosure(events: million) }
-try measure("MainLoop cross-thread post→run, typed, 1 producer") {
-    try MainLoopContenders.crossThreadTyped(events: million, producers: 1)
+var samples: [String: [Double]] = [:]
+for round in 1...rounds {
+    for contender in contenders {
+        let value = try contender.run()
+        samples[contender.name, default: []].append(value)
+        if !json {
+            FileHandle.standardError.write(Data("round \(round)/\(rounds) \(contender.name): \(String(format: "%.1f", value)) ns\n".utf8))
+        }
+    }
 }
-try measure("MainLoop cross-thread post→run, typed, 4 producers") {
-    try MainLoopContenders.crossThreadTyped(events: million, producers: 4)
-}
-try measure("MainLoop cross-thread execute, closure, 1 producer") {
-    try MainLoopContenders.crossThreadClosure(events: million / 4)
-}
-try measure("MainLoop live notification, 1 observer") { try MainLoopContenders.liveNotification(events: million, observers: 1) }
-try measure("MainLoop live notification, 16 observers") { try MainLoopContenders.liveNotification(events: million, observers: 16) }
-try measure("MainLoop held coalesce while suspended") { try MainLoopContenders.heldCoalesce(events: million) }
-measure("SwiftNIO EventLoop.execute, in-loop") { PeerContenders.nioInLoop(events: million / 4, group: group) }
-measure("SwiftNIO EventLoop.execute, cross-thread") { PeerContenders.nioCrossThread(events: million / 4, group: group) }
-measure("Dispatch serial queue async, cross-thread") { PeerContenders.dispatchSerial(events: million / 4) }
-measure("Foundation NotificationCenter.post, 1 observer") { PeerContenders.notificationCenterPost(events: million / 4) }
-measure("Foundation NotificationQueue.enqueue, coalescing") { PeerContenders.notificationQueueCoalescing(events: million / 16) }
-measure("Foundation RunLoop.perform") { PeerContenders.runLoopPerform(events: million / 16) }
-raw_libevent_enable_pthreads()
-measure("raw libevent event_active→callback (evthread_use_pthreads)") { PeerContenders.rawLibevent(events: million) }
 try group.syncShutdownGracefully()
+raw_libevent_enable_pthreads()
+samples[referenceName] = (0..<rounds).map { _ in PeerContenders.rawLibevent(events: million) }
 
+let rows = (contenders.map(\.name) + [referenceName]).map { Row(name: $0, samples: samples[$0]!) }
+let reference = rows.last!.median
+let typed = rows.first { $0.name == typedName }!.median
 let lateness = try TimerLateness.measure()
-let reference = rows.last!.nsPerEvent
+func rounded(_ value: Double, _ places: Double = 10) -> Double { (value * places).rounded() / places }
 if json {
     for row in rows {
-        let object: JSONValue = ["name": .string(row.name), "nsPerEvent": .number((row.nsPerEvent * 10).rounded() / 10),
-                                 "ratioToLibevent": .number((row.nsPerEvent / reference * 100).rounded() / 100)]
+        let object: JSONValue = ["name": .string(row.name), "nsPerEvent": .number(rounded(row.median)),
+                                 "min": .number(rounded(row.low)), "max": .number(rounded(row.high)),
+                                 "ratioToLibevent": .number(rounded(row.median / reference, 100)),
+                                 "ratioToTypedPost": .number(rounded(row.median / typed, 100))]
         print(object.jsonText)
     }
     let timers: JSONValue = ["name": "MainLoop timer lateness (µs)", "samples": .number(Double(lateness.samples)),
@@ -98,9 +152,10 @@ if json {
     print("Timer lateness, \(lateness.samples) one-shot timers 1 ms apart on the real clock (µs late; negative = early):")
     print(String(format: "earliest %.1f, p50 %.1f, p99 %.1f, worst %.1f", lateness.earliest, lateness.p50, lateness.p99, lateness.worst))
     print("")
-    print("| contender | ns/event (median of \(rounds)) | × raw libevent (pthreads) |")
-    print("|---|---:|---:|")
+    print("| contender | ns/event (median of \(rounds), interleaved) | min–max | × raw libevent (pthreads) | × typed post→run |")
+    print("|---|---:|---:|---:|---:|")
     for row in rows {
-        print("| \(row.name) | \(String(format: "%.1f", row.nsPerEvent)) | \(String(format: "%.2f", row.nsPerEvent / reference)) |")
+        print(String(format: "| %@ | %.1f | %.1f–%.1f | %.2f | %.2f |", row.name, row.median, row.low, row.high,
+                     row.median / reference, row.median / typed))
     }
 }

@@ -14,3 +14,23 @@ double raw_libevent_inloop_ns_per_event(long events);
 void raw_libevent_enable_pthreads(void);
 
 #endif
+
+#ifndef RAW_LIBEVENT_MORE_H
+#define RAW_LIBEVENT_MORE_H
+/// Timer schedule + cancel with `pending` other timers waiting (1 to 1000 s
+/// out, spread like a real service's deadlines): evtimer_add then event_del
+/// of one timer, `operations` times. Nanoseconds per add+del.
+double raw_libevent_timer_add_del_ns(long pending, long operations);
+
+/// The same on a base with EVENT_BASE_FLAG_PRECISE_TIMER, whose deadlines
+/// come from CLOCK_MONOTONIC (MainLoop's clock) rather than the coarse clock.
+double raw_libevent_precise_timer_add_del_ns(long pending, long operations);
+
+/// fd readiness dispatch, one ready of `fds` eventfds: each round writes the
+/// next eventfd, runs one libevent loop iteration and reads it in the
+/// callback. Nanoseconds per dispatched readiness (syscalls included).
+double raw_libevent_fd_dispatch_ns(int fds, long rounds);
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), which Swift's Glibc module lacks.
+int benchmark_eventfd(void);
+#endif
