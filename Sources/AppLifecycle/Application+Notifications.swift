@@ -24,12 +24,15 @@ extension Application {
     /// subject), in first-held order, before anything else of the app.
     func deliverHeldNotifications() {
         holdingMode = .live
-        // One buffer, reused: a warm flush allocates nothing. Swapped out
-        // while observers run, so the property is never borrowed meanwhile.
-        var batch: [SystemNotification] = []
+        // One buffer of plain entries, reused: a warm flush allocates
+        // nothing. Swapped out while observers run, so the property is never
+        // borrowed meanwhile. Each notification is made right before its
+        // delivery; subjects back at their default are freed after all.
+        var batch: [FlushEntry] = []
         swap(&batch, &flushBuffer)
         table.flush(into: &batch)
-        for notification in batch where state.runsAppCode { deliver(notification) }
+        for entry in batch where state.runsAppCode { deliver(table.notification(for: entry)) }
+        table.finishFlush()
         batch.removeAll(keepingCapacity: true)
         swap(&batch, &flushBuffer)
     }
@@ -39,17 +42,23 @@ extension Application {
     @inline(__always)
     func apply(_ outcome: RecordOutcome) {
         guard outcome.effect == .live else { return }
+        if outcome.isPlain {
+            // Built here with no details, so delivering it counts no reference.
+            deliver(SystemNotification(slot: Int(outcome.event.slot), merged: 1, encoded: outcome.event.value, details: nil))
+            return
+        }
         deliver(table.liveNotification(outcome))
         table.finishLive(outcome)
     }
 
     /// Hands a notification to the observers of its kind, then to those of
-    /// every kind, in registration order.
+    /// every kind, in registration order. Always called inside a busy
+    /// section (an input being applied, or a transition's flush), so inputs
+    /// the observers issue wait until it ends.
     @inline(__always)
     func deliver(_ notification: SystemNotification) {
-        enterEngine()
+        assert(engineDepth > 0, "deliver outside a busy section of the engine")
         observers.deliver(notification)
-        leaveEngine()
     }
 
     /// Records a system event from the loop-thread API, after every input
@@ -78,7 +87,14 @@ extension Application {
             return
         }
         enterEngine()
-        defer { leaveEngine() }
-        apply(try table.record(event, mode: holdingMode))
+        let outcome: RecordOutcome
+        do {
+            outcome = try table.record(event, mode: holdingMode)
+        } catch {
+            leaveEngine()
+            throw error
+        }
+        apply(outcome)
+        leaveEngine()
     }
 }

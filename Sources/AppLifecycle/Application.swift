@@ -78,7 +78,7 @@ public final class Application {
     /// Notification observers by kind slot.
     let observers = NotificationObservers()
     /// The resume flush's output, reused so a flush allocates nothing once warm.
-    var flushBuffer: [SystemNotification] = []
+    var flushBuffer: [FlushEntry] = []
 
     /// The two background deadlines (created in init, rescheduled each period).
     private(set) var expirationTimer: LoopTimer!

@@ -21,11 +21,12 @@ struct ObserverEntry {
     let box: Unmanaged<ObserverBox>
 }
 
-/// Notification observers in one contiguous array, grouped by kind slot
-/// (every-kind observers last), so a delivery walks a borrowed buffer and
-/// calls each body in place: no copy of the list and no reference counting
-/// per call (measured: a closure loaded from an array element is retained
-/// and released around every call; one borrowed from a box is not).
+/// Notification observers in one contiguous block of the registry's own
+/// memory, grouped by kind slot (every-kind observers last), so a delivery
+/// walks it and calls each body in place: no copy of the list and no
+/// reference counting per call (measured: a closure loaded from an array
+/// element is retained and released around every call, one borrowed from a
+/// box is not, and an array's buffer is retained for every walk).
 ///
 /// Changes made while a delivery runs (an observer that adds or removes
 /// observers) are deferred, so the buffer never moves under a delivery: an
@@ -36,12 +37,16 @@ struct ObserverEntry {
 /// exclusivity check (`@exclusivity(unchecked)`; measured as about a
 /// quarter of a live delivery's instructions).
 final class NotificationObservers {
-    /// Grouped by slot; `slot -1` (every kind) at the end.
+    /// Grouped by slot; `slot -1` (every kind) at the end. Rebuilt (a new
+    /// block) only when no delivery runs, so a delivery's view never moves.
     @exclusivity(unchecked) private var entries: ContiguousArray<ObserverEntry> = []
+    /// A copy of `entries` in memory the registry owns, read by deliveries.
+    @exclusivity(unchecked) private var block = UnsafeMutableBufferPointer<ObserverEntry>(start: nil, count: 0)
     /// Owns every box that `entries` (or `addedMeanwhile`) refers to.
     @exclusivity(unchecked) private var owners: [Int: ObserverBox] = [:]
-    /// `ranges[slot]` is where the slot's observers are in `entries`.
-    @exclusivity(unchecked) private var ranges: [Range<Int>] = []
+    /// `ranges[slot]` is where the slot's observers are in `entries`
+    /// (`slotCount` of them, in the registry's own memory like `block`).
+    @exclusivity(unchecked) private var ranges = UnsafeMutableBufferPointer<Range<Int>>(start: nil, count: 0)
     /// Where the every-kind observers are.
     @exclusivity(unchecked) private var everyKind: Range<Int> = 0..<0
     /// How many deliveries are running (nested when an observer posts).
@@ -102,26 +107,30 @@ final class NotificationObservers {
         return true
     }
 
+    deinit {
+        block.deinitialize()
+        block.deallocate()
+        ranges.deallocate()
+    }
+
     /// Calls the observers of `notification`'s kind, then those of every
     /// kind, in registration order.
     func deliver(_ notification: SystemNotification) {
         let slot = notification.slot
         deliveries += 1
-        entries.withUnsafeBufferPointer { buffer in
-            call(buffer, slot < ranges.count ? ranges[slot] : 0..<0, notification)
-            call(buffer, everyKind, notification)
-        }
+        call(slot < ranges.count ? ranges[slot] : 0..<0, notification)
+        call(everyKind, notification)
         deliveries -= 1
         if deliveries == 0, hasDeferredChanges { applyDeferredChanges() }
     }
 
     @inline(__always)
-    private func call(_ buffer: UnsafeBufferPointer<ObserverEntry>, _ range: Range<Int>, _ notification: SystemNotification) {
+    private func call(_ range: Range<Int>, _ notification: SystemNotification) {
         var index = range.lowerBound
         while index < range.upperBound {
             // An observer removed by an earlier one in this delivery is skipped.
-            if removalsMeanwhile == 0 || !removedMeanwhile.contains(buffer[index].id) {
-                buffer[index].box._withUnsafeGuaranteedRef { $0.body(notification) }
+            if removalsMeanwhile == 0 || !removedMeanwhile.contains(block[index].id) {
+                block[index].box._withUnsafeGuaranteedRef { $0.body(notification) }
             }
             index &+= 1
         }
@@ -154,7 +163,13 @@ final class NotificationObservers {
     }
 
     private func rebuildRanges() {
-        ranges = Array(repeating: 0..<0, count: slotCount)
+        block.deinitialize()
+        block.deallocate()
+        block = .allocate(capacity: entries.count)
+        _ = block.initialize(from: entries)
+        ranges.deallocate()
+        ranges = .allocate(capacity: slotCount)
+        ranges.initialize(repeating: 0..<0)
         var index = 0
         while index < entries.count {
             let slot = entries[index].slot

@@ -29,4 +29,12 @@ struct FreeListArray<Element> {
         get { elements[index] }
         _modify { yield &elements[index] }
     }
+
+    /// Runs `body` on the elements in place (one uniqueness check for the
+    /// whole body instead of one per access).
+    mutating func withUnsafeMutableBufferPointer<Result>(
+        _ body: (inout UnsafeMutableBufferPointer<Element>) -> Result
+    ) -> Result {
+        elements.withUnsafeMutableBufferPointer(body)
+    }
 }

@@ -15,6 +15,7 @@ public struct PreparedEvent: Hashable, Sendable {
     /// The value.
     public let value: EventValue
 
+    @usableFromInline
     init(slot: Int32, subject: Int32, value: EventValue) {
         self.slot = slot
         self.subject = subject
@@ -36,6 +37,7 @@ public enum HoldingMode: Sendable, Equatable {
 /// reference counting. For a live change, ``CoalescingTable/liveNotification(_:)``
 /// makes the notification to deliver, and ``CoalescingTable/finishLive(_:)``
 /// must follow the delivery (a subject back at its default is freed then).
+@frozen
 public struct RecordOutcome: Sendable, Equatable {
     /// What happened.
     public enum Effect: UInt8, Sendable {
@@ -53,10 +55,14 @@ public struct RecordOutcome: Sendable, Equatable {
     public let effect: Effect
     /// The event, as recorded.
     public let event: PreparedEvent
+    /// A standard value kind: its notification is plain data (no details).
+    package let isPlain: Bool
 
-    init(_ effect: Effect, _ event: PreparedEvent) {
+    @usableFromInline
+    init(_ effect: Effect, _ event: PreparedEvent, isPlain: Bool = false) {
         self.effect = effect
         self.event = event
+        self.isPlain = isPlain
     }
 }
 

@@ -3,52 +3,71 @@ import MainLoopJSON
 /// A notification as it reaches the app: one per live event, or one merged
 /// notification per kind (per subject for keyed kinds) on resume.
 ///
-/// It is plain data: the kind, the subject, the net value in the engine's
-/// form and the merged count. Its ``name``, ``value`` and ``payload`` are
-/// built only when asked, so delivering it to an observer allocates nothing
-/// and counts no references for the standard kinds. Strings and JSON values
-/// of the engine's symbol table are resolved when the notification is made,
-/// so a notification kept after its delivery stays valid.
+/// It is plain data (the kind's slot, the merged count, the net value in the
+/// engine's form) plus, only when needed, one reference to immutable
+/// ``NotificationDetails`` (a subject's name, a resolved JSON value, a user
+/// kind's rule), shared per subject and per user kind. A notification of a
+/// standard value kind (orientation, battery, proximity, ...) holds no
+/// reference at all, so delivering it counts none. Its ``name``, ``value``
+/// and ``payload`` are built only when asked, and it stays valid after its
+/// delivery.
 public struct SystemNotification: Sendable {
     /// The kind's slot in its engine.
-    package let slot: Int
-    /// The subject the notification is about (an accessory or screen id, a
-    /// defaults key delivered live); nil for value kinds and for a merged
-    /// userDefaults change, which names its keys in ``value``.
-    public let subject: String?
+    public let slot: Int
     /// How many events it folds (1 when delivered live).
     public let merged: Int
     /// The net value in the engine's form.
     let encoded: EventValue
-    /// The net value, already resolved when it is a symbol or a keyDiff map.
-    let resolved: JSONValue?
-    /// The rule of a user kind; nil for the standard kinds, whose rules are
-    /// global constants (so a notification of a standard kind holds no reference).
-    let customRule: CoalescingRule?
+    /// What is not plain data; nil for a standard value kind.
+    let details: NotificationDetails?
 
-    init(slot: Int, subject: String?, merged: Int, encoded: EventValue, resolved: JSONValue?,
-         customRule: CoalescingRule?) {
+    @usableFromInline
+    package init(slot: Int, merged: Int, encoded: EventValue, details: NotificationDetails?) {
         self.slot = slot
-        self.subject = subject
         self.merged = merged
         self.encoded = encoded
-        self.resolved = resolved
-        self.customRule = customRule
+        self.details = details
     }
+
+    /// The subject the notification is about (an accessory or screen id, a
+    /// defaults key delivered live); nil for value kinds and for a merged
+    /// userDefaults change, which names its keys in ``value``.
+    public var subject: String? { details?.subject }
 
     /// The kind it belongs to.
     public var kind: NotificationKind { NotificationKind(name: rule.kind.name, slot: slot) }
 
     /// The rule that names and shapes it.
-    public var rule: CoalescingRule { customRule ?? CoalescingRule.standard[slot] }
+    public var rule: CoalescingRule { details?.customRule ?? CoalescingRule.standard[slot] }
 
     /// The net value (for a merged userDefaults change, an object of every
     /// changed key to its new value or null).
-    public var value: JSONValue { resolved ?? rule.json(forPlain: encoded) }
+    public var value: JSONValue { details?.resolved ?? rule.json(forPlain: encoded) }
 
     /// The notification's name, e.g. `orientationDidChange`.
     public var name: String { rule.notificationName(value) }
 
     /// The payload fields of SPEC §4, e.g. `{"orientation": "faceUp"}`.
     public var payload: JSONObject { rule.payload(subject, value) }
+}
+
+/// The parts of a notification that are not plain data. Immutable and
+/// shared: one per subject (its name and its kind's rule), one per user
+/// kind (its rule); a resolved JSON value (a symbol, a keyDiff map) gets its own.
+public final class NotificationDetails: Sendable {
+    let subject: String?
+    let resolved: JSONValue?
+    let customRule: CoalescingRule?
+
+    init(subject: String?, resolved: JSONValue?, customRule: CoalescingRule?) {
+        self.subject = subject
+        self.resolved = resolved
+        self.customRule = customRule
+    }
+
+    /// These details with a resolved value (the subject's and rule kept).
+    func with(resolved value: JSONValue?) -> NotificationDetails? {
+        guard let value else { return self }
+        return NotificationDetails(subject: subject, resolved: value, customRule: customRule)
+    }
 }

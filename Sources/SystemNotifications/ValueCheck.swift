@@ -50,3 +50,14 @@ extension ValueCheck {
         }
     }
 }
+
+extension ValueCheck {
+    /// Whether every value that passes is plain data (a Bool, a number,
+    /// null, or one of a list of strings): never an interned symbol.
+    var isPlainOnly: Bool {
+        switch self {
+        case .bool, .number, .oneOf: return true
+        case .any, .string, .stringOrNull: return false
+        }
+    }
+}

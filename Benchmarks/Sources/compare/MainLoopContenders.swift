@@ -188,9 +188,11 @@ extension MainLoopContenders {
         }
     }
 
-    /// A resume flush of `subjects` held accessory subjects to 1 observer:
-    /// nanoseconds per delivered notification (foreground only is timed).
-    static func resumeFlush(subjects: Int) throws -> Double {
+    /// A resume flush of `subjects` held accessory subjects to 1 observer,
+    /// in steady state (one application, suspended and resumed again and
+    /// again, every subject changing each time): nanoseconds per delivered
+    /// notification; only the foreground is timed.
+    static func resumeFlush(subjects: Int, resumes: Int = 4) throws -> Double {
         let loop = try MainRunLoop()
         var limits = CoalescingLimits()
         limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
@@ -200,10 +202,15 @@ extension MainLoopContenders {
         try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
         try application.perform(.launch)
         let connect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: true)) }
-        try application.perform(.home)
-        for event in connect { try center.post(event) }
-        let result = try nanosecondsPerEvent(subjects) { try application.perform(.foreground) }
-        precondition(counter.value == subjects, "the flush did not deliver every subject")
-        return result
+        let disconnect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: false)) }
+        var elapsed = 0.0
+        for round in 0...resumes {
+            try application.perform(.home)
+            for event in round & 1 == 0 ? connect : disconnect { try center.post(event) }
+            let time = try nanosecondsPerEvent(subjects) { try application.perform(.foreground) }
+            if round > 0 { elapsed += time }  // round 0 warms up
+        }
+        precondition(counter.value == subjects * (resumes + 1), "the flush did not deliver every subject")
+        return elapsed / Double(resumes)
     }
 }

@@ -63,6 +63,10 @@ if let index = arguments.firstIndex(of: "--probe-keyed"), let count = Int(argume
     _ = try MainLoopContenders.heldKeyed(events: count, subjects: 1000)
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--probe-flush"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: count)
+    exit(0)
+}
 if let index = arguments.firstIndex(of: "--probe-fd"), let count = Int(arguments[index + 1]) {
     _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: count)
     exit(0)
