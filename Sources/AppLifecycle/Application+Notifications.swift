@@ -24,17 +24,14 @@ extension Application {
     /// subject), in first-held order, before anything else of the app.
     func deliverHeldNotifications() {
         holdingMode = .live
-        // One buffer of plain entries, reused: a warm flush allocates
-        // nothing. Swapped out while observers run, so the property is never
-        // borrowed meanwhile. Each notification is made right before its
-        // delivery; subjects back at their default are freed after all.
-        var batch: [FlushEntry] = []
-        swap(&batch, &flushBuffer)
-        table.flush(into: &batch)
-        for entry in batch where state.runsAppCode { deliver(table.notification(for: entry)) }
+        // The table keeps the flush as plain entries in storage it reuses,
+        // so a warm flush allocates nothing. Each notification is made right
+        // before its delivery; subjects back at their default are freed
+        // after all. No flush can start meanwhile: observers' inputs wait
+        // until this busy section ends.
+        let count = table.flush()
+        for index in 0..<count where state.runsAppCode { deliver(table.flushedNotification(index)) }
         table.finishFlush()
-        batch.removeAll(keepingCapacity: true)
-        swap(&batch, &flushBuffer)
     }
 
     /// Carries out what recording an event decided: a live change reaches
@@ -86,7 +83,7 @@ extension Application {
             try queueInLoop(.prepared(event))
             return
         }
-        enterEngine()
+        engineDepth = 1  // enterEngine() from an idle engine (checked above)
         let outcome: RecordOutcome
         do {
             outcome = try table.record(event, mode: holdingMode)

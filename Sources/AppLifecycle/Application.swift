@@ -77,8 +77,6 @@ public final class Application {
     @exclusivity(unchecked) var holdingMode = HoldingMode.notRunning
     /// Notification observers by kind slot.
     let observers = NotificationObservers()
-    /// The resume flush's output, reused so a flush allocates nothing once warm.
-    var flushBuffer: [FlushEntry] = []
 
     /// The two background deadlines (created in init, rescheduled each period).
     private(set) var expirationTimer: LoopTimer!

@@ -29,8 +29,9 @@ public struct LoopInstant: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// The instant `duration` later (saturating, so "far future" stays valid).
     public static func + (lhs: LoopInstant, rhs: Duration) -> LoopInstant {
-        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(rhs.nanosecondsClamped)
-        return LoopInstant(nanoseconds: overflow ? Int64.max : sum)
+        let step = rhs.nanosecondsClamped
+        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(step)
+        return LoopInstant(nanoseconds: overflow ? (step < 0 ? .min : .max) : sum)
     }
 
     /// The duration from `rhs` to `lhs`.
@@ -47,15 +48,24 @@ public struct LoopInstant: Hashable, Comparable, Sendable, CustomStringConvertib
 
 extension Duration {
     /// The duration in whole nanoseconds (truncated toward zero), clamped to
-    /// Int64 (durations beyond ~292 years are treated as "forever"). One
-    /// Int128 division by a constant: `components` would divide and multiply
-    /// (measured: a fifth of a timer schedule+cancel).
+    /// Int64 (durations beyond ~292 years are treated as "forever"). On the
+    /// timer hot path: `components` would divide and multiply, and Int128
+    /// `/` is a library call (measured: a fifth of a timer schedule+cancel).
     @inlinable
     public var nanosecondsClamped: Int64 {
-        let nanoseconds = attoseconds / 1_000_000_000
-        if nanoseconds > Int128(Int64.max) { return .max }
-        if nanoseconds < Int128(Int64.min) { return .min }
-        return Int64(nanoseconds)
+        // |attoseconds| / 10^9 as one 128-by-64-bit `div` instruction (Int128
+        // `/` calls the generic __divti3); exact, truncating toward zero
+        // like `/`. Valid while the high word is below the divisor (under
+        // about 584 years), which the clamp below covers anyway.
+        let attoseconds = self.attoseconds
+        let magnitude = attoseconds.magnitude
+        let high = UInt64(truncatingIfNeeded: magnitude >> 64), low = UInt64(truncatingIfNeeded: magnitude)
+        guard high < 1_000_000_000 else { return attoseconds < 0 ? .min : .max }
+        let nanoseconds = UInt64(1_000_000_000).dividingFullWidth((high: high, low: low)).quotient
+        if attoseconds < 0 {
+            return nanoseconds > Int64.max.magnitude ? .min : -Int64(nanoseconds)
+        }
+        return nanoseconds > Int64.max.magnitude ? .max : Int64(nanoseconds)
     }
 
     /// A duration from a (possibly fractional) number of seconds, rounded to

@@ -1,88 +1,85 @@
 import MainLoopJSON
 
-/// One notification a resume flush resolved, as plain data: the
-/// application makes the ``SystemNotification`` right before delivering it
-/// (``CoalescingTable/notification(for:)``), so a flush of many subjects
-/// builds no array of references.
-public struct FlushEntry: Sendable {
+/// One notification a resume flush resolved, as plain data, kept in the
+/// table until ``CoalescingTable/finishFlush()``: the application makes each
+/// ``SystemNotification`` right before delivering it, so a flush of many
+/// subjects builds no array of references.
+struct FlushEntry {
     /// The kind's slot.
-    public let slot: Int32
+    let slot: Int32
     /// The subject (an index), or -1.
     let subject: Int32
     /// The net value.
     let value: EventValue
     /// How many events it folds.
-    public let merged: Int
-    /// The resolved value (a keyDiff map) in the flush's side storage, or -1.
+    let merged: Int
+    /// The resolved value (a keyDiff map) in `flushedValues`, or -1.
     let resolved: Int32
 }
 
 /// The resume flush and the discard of a killed app.
 extension CoalescingTable {
-    /// Resolves everything held into notifications (appended to `entries`),
-    /// one per kind (per subject for perSubject kinds) whose net change is
-    /// not zero, in the order of each one's first held event, and updates
-    /// the counters. The table then holds nothing. Make each notification
-    /// with ``notification(for:)``, deliver it, then call ``finishFlush()``.
-    public mutating func flush(into entries: inout [FlushEntry]) {
-        flushedValues.removeAll(keepingCapacity: true)
-        let first = entries.count
-        // Pass 1, over borrowed buffers: value kinds and subjects of
-        // perSubject kinds (the bulk of a large flush); a keyDiff kind gets
-        // a placeholder, completed in pass 2 (it builds a JSON map).
+    /// Resolves everything held into notifications, one per kind (per
+    /// subject for perSubject kinds) whose net change is not zero, in the
+    /// order of each one's first held event, and updates the counters. The
+    /// table then holds nothing. Make each notification with
+    /// ``flushedNotification(_:)`` right before delivering it, then call
+    /// ``finishFlush()``.
+    /// - Returns: how many notifications the flush made.
+    /// - Precondition: the previous flush was finished.
+    public mutating func flush() -> Int {
+        precondition(flushEntries.count == 0 && flushedValues.isEmpty, "flush() before finishFlush() of the previous flush")
         var keyDiffs: [(entry: Int, slot: Int)] = []
-        let order = heldOrder
-        kinds.withUnsafeMutableBufferPointer { kinds in
-            subjectRecords.withUnsafeMutableBufferPointer { records in
-                for held in order {
-                    let slot = Int(held.slot)
-                    let kind = kinds.baseAddress! + slot
-                    switch kind.pointee.shape {
-                    case .lastValue, .latestEvent:
-                        let kindSlot = kind.pointee.held!
-                        kind.pointee.held = nil
-                        if kind.pointee.shape == .latestEvent || kindSlot.current != kindSlot.atSuspension {
-                            kind.pointee.counters.deliveredMerged += 1
-                            kind.pointee.counters.folded += kindSlot.count
-                            entries.append(FlushEntry(slot: held.slot, subject: -1, value: kindSlot.current,
-                                                      merged: kindSlot.count, resolved: -1))
-                        } else {
-                            kind.pointee.counters.cancelled += kindSlot.count
-                        }
-                    case .keyDiff:
-                        keyDiffs.append((entries.count, slot))
-                        entries.append(FlushEntry(slot: held.slot, subject: -1, value: .null, merged: 0, resolved: -1))
-                    case .perSubject:
-                        kind.pointee.held = nil
-                        let record = records.baseAddress! + Int(held.subject)
-                        let subjectSlot = record.pointee.held!
-                        record.pointee.held = nil
-                        if subjectSlot.current != subjectSlot.atSuspension {
-                            kind.pointee.counters.deliveredMerged += 1
-                            kind.pointee.counters.folded += subjectSlot.count
-                            entries.append(FlushEntry(slot: held.slot, subject: held.subject, value: subjectSlot.current,
-                                                      merged: subjectSlot.count, resolved: -1))
-                        } else {
-                            kind.pointee.counters.cancelled += subjectSlot.count
-                        }
-                    }
+        // Pass 1, in place: value kinds and subjects of perSubject kinds
+        // (the bulk of a large flush); a keyDiff kind gets a placeholder,
+        // completed in pass 2 (it builds a JSON map).
+        for held in heldOrder {
+            let slot = Int(held.slot)
+            switch kinds[slot].shape {
+            case .lastValue, .latestEvent:
+                let kindSlot = kinds[slot].held!
+                kinds[slot].held = nil
+                if kinds[slot].shape == .latestEvent || kindSlot.current != kindSlot.atSuspension {
+                    kinds[slot].counters.deliveredMerged += 1
+                    kinds[slot].counters.folded += kindSlot.count
+                    flushEntries.append(FlushEntry(slot: held.slot, subject: -1, value: kindSlot.current,
+                                                   merged: kindSlot.count, resolved: -1))
+                } else {
+                    kinds[slot].counters.cancelled += kindSlot.count
+                }
+            case .keyDiff:
+                keyDiffs.append((flushEntries.count, slot))
+                flushEntries.append(FlushEntry(slot: held.slot, subject: -1, value: .null, merged: 0, resolved: -1))
+            case .perSubject:
+                kinds[slot].held = nil
+                let index = Int(held.subject)
+                let subjectSlot = subjectRecords[index].held!
+                subjectRecords[index].held = nil
+                // Only a subject back at its default may be freed after the flush.
+                if subjectSlot.current == kinds[slot].defaultValue && !subjectRecords[index].isPinned {
+                    flushedSubjects.append(held.subject)
+                }
+                if subjectSlot.current != subjectSlot.atSuspension {
+                    kinds[slot].counters.deliveredMerged += 1
+                    kinds[slot].counters.folded += subjectSlot.count
+                    flushEntries.append(FlushEntry(slot: held.slot, subject: held.subject, value: subjectSlot.current,
+                                                   merged: subjectSlot.count, resolved: -1))
+                } else {
+                    kinds[slot].counters.cancelled += subjectSlot.count
                 }
             }
         }
-        for held in order where held.subject >= 0 { flushedSubjects.append(held.subject) }
-        // Pass 2: keyDiff kinds; a kind whose keys all came back is cancelled.
-        var cancelledKeyDiff = false
-        for (entry, slot) in keyDiffs {
-            if let completed = flushKeyDiff(slot) {
-                entries[entry] = completed
-            } else {
-                entries[entry] = FlushEntry(slot: -1, subject: -1, value: .null, merged: 0, resolved: -1)
-                cancelledKeyDiff = true
+        // Pass 2: keyDiff kinds; a kind whose keys all came back is cancelled
+        // (its placeholder is dropped).
+        if !keyDiffs.isEmpty {
+            for (entry, slot) in keyDiffs {
+                flushEntries[entry] = flushKeyDiff(slot) ?? FlushEntry(slot: -1, subject: -1, value: .null, merged: 0, resolved: -1)
             }
+            flushEntries.removeAll { $0.slot < 0 }
         }
-        if cancelledKeyDiff { entries[first...].removeAll { $0.slot < 0 } }
         heldOrder.removeAll(keepingCapacity: true)
         heldSlots = 0
+        return flushEntries.count
     }
 
     /// One notification with every key whose final value differs from its
@@ -95,7 +92,7 @@ extension CoalescingTable {
             if held.current != held.atSuspension {
                 changes[subjectRecords[Int(subject)].name] = json(held.current, slot: slot)
             }
-            flushedSubjects.append(subject)
+            if held.current == kinds[slot].defaultValue { flushedSubjects.append(subject) }
         }
         subjects[slot].heldKeys.removeAll(keepingCapacity: true)
         let count = kinds[slot].held!.count
@@ -110,13 +107,19 @@ extension CoalescingTable {
         return FlushEntry(slot: Int32(slot), subject: -1, value: .null, merged: count, resolved: Int32(flushedValues.count - 1))
     }
 
-    /// The notification of a flushed entry (valid until ``finishFlush()``).
-    /// `mutating` so the table is borrowed in place, and a subject's shared
-    /// details are made the first time they are needed.
-    public mutating func notification(for entry: FlushEntry) -> SystemNotification {
+    /// The `index`-th notification of the flush (valid until
+    /// ``finishFlush()``). A subject's shared details are made the first
+    /// time they are needed.
+    public mutating func flushedNotification(_ index: Int) -> SystemNotification {
+        let entry = flushEntries[index]
         let slot = Int(entry.slot)
-        if entry.subject < 0, entry.resolved < 0, kinds[slot].isPlainStandard {
-            return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: nil)
+        if entry.resolved < 0, entry.value.symbolID == nil {
+            if entry.subject < 0, kinds[slot].isPlainStandard {
+                return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: nil)
+            }
+            if entry.subject >= 0, let details = subjectRecords[Int(entry.subject)].details {
+                return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: details)
+            }
         }
         return notification(slot: slot, subject: entry.subject, value: entry.value, merged: entry.merged,
                             resolved: entry.resolved >= 0 ? flushedValues[Int(entry.resolved)] : nil)
@@ -128,13 +131,12 @@ extension CoalescingTable {
         for subject in flushedSubjects { releaseSubjectIfIdle(subject) }
         flushedSubjects.removeAll(keepingCapacity: true)
         flushedValues.removeAll(keepingCapacity: true)
+        flushEntries.removeAll()
     }
 
     /// A whole flush as notifications (for users of the table on its own).
     public mutating func flushNotifications() -> [SystemNotification] {
-        var entries: [FlushEntry] = []
-        flush(into: &entries)
-        let notifications = entries.map { notification(for: $0) }
+        let notifications = (0..<flush()).map { flushedNotification($0) }
         finishFlush()
         return notifications
     }

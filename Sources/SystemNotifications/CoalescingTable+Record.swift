@@ -20,111 +20,92 @@ extension CoalescingTable {
 
     @inlinable @inline(__always)
     mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> RecordOutcome.Effect {
-        // One borrowed buffer for the whole record (bounds already checked):
-        // each `kinds[slot].field` write would check the array's uniqueness.
-        let (effect, firstHeld) = kinds.withUnsafeMutableBufferPointer { kinds -> (RecordOutcome.Effect, Bool) in
-            let kind = kinds.baseAddress! + slot
-            kind.pointee.counters.received &+= 1
-            let previous = kind.pointee.value
-            guard kind.pointee.shape == .latestEvent || previous != new else {
-                kind.pointee.counters.ignoredUnchanged &+= 1
-                return (.unchanged, false)
-            }
-            kind.pointee.value = new
-            switch mode {
-            case .notRunning:
-                kind.pointee.counters.changedWhileNotRunning &+= 1
-                return (.changedWhileNotRunning, false)
-            case .live:
-                kind.pointee.counters.deliveredLive &+= 1
-                return (.live, false)
-            case .holding:
-                kind.pointee.counters.held &+= 1
-                if kind.pointee.held == nil {
-                    kind.pointee.held = HeldSlot(atSuspension: previous, current: new, count: 1)
-                    return (.held, true)
-                }
-                kind.pointee.held!.current = new
-                kind.pointee.held!.count &+= 1
-                return (.held, false)
-            }
+        // In place (the kinds are an ``OwnedArray``): no uniqueness check, no copy.
+        kinds[slot].counters.received &+= 1
+        let previous = kinds[slot].value
+        guard kinds[slot].shape == .latestEvent || previous != new else {
+            kinds[slot].counters.ignoredUnchanged &+= 1
+            return .unchanged
         }
-        if firstHeld {
-            heldSlots += 1
-            heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1))
+        kinds[slot].value = new
+        switch mode {
+        case .notRunning:
+            kinds[slot].counters.changedWhileNotRunning &+= 1
+            return .changedWhileNotRunning
+        case .live:
+            kinds[slot].counters.deliveredLive &+= 1
+            return .live
+        case .holding:
+            kinds[slot].counters.held &+= 1
+            if kinds[slot].held == nil {
+                kinds[slot].held = HeldSlot(atSuspension: previous, current: new, count: 1)
+                heldSlots += 1
+                heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1))
+            } else {
+                kinds[slot].held!.current = new
+                kinds[slot].held!.count &+= 1
+            }
+            return .held
         }
-        return effect
     }
 
     @usableFromInline
     mutating func recordKeyedEvent(_ event: PreparedEvent, mode: HoldingMode) throws(NotificationCenterError) -> RecordOutcome {
-        let slot = Int(event.slot)
-        guard isLiveSubject(event.subject, slot: slot) else { throw .foreignPreparedEvent }
-        return RecordOutcome(recordKeyed(event.value, slot: slot, subject: event.subject, mode: mode), event)
+        let slot = Int(event.slot), subject = event.subject
+        guard subject >= 0, Int(subject) < subjectRecords.capacity, subjectRecords[Int(subject)].isLive,
+              subjectRecords[Int(subject)].slot == Int32(slot) else {
+            throw .foreignPreparedEvent
+        }
+        return RecordOutcome(recordKeyed(event.value, slot: slot, subject: subject, mode: mode), event)
     }
 
-    /// A keyed event, through one borrowed buffer of the kinds and one of
-    /// the subject slab; what appends to lists happens after.
+    /// A keyed event of a live subject of the kind at `slot`.
     private mutating func recordKeyed(_ new: EventValue, slot: Int, subject: Int32, mode: HoldingMode) -> RecordOutcome.Effect {
-        var firstHeldKind = false, firstHeldSubject = false, releaseAfter = false
-        let effect = kinds.withUnsafeMutableBufferPointer { kinds -> RecordOutcome.Effect in
-            subjectRecords.withUnsafeMutableBufferPointer { records -> RecordOutcome.Effect in
-                let kind = kinds.baseAddress! + slot
-                let record = records.baseAddress! + Int(subject)
-                kind.pointee.counters.received &+= 1
-                let previous = record.pointee.value
-                guard previous != new else {
-                    kind.pointee.counters.ignoredUnchanged &+= 1
-                    releaseAfter = true
-                    return .unchanged
-                }
-                record.pointee.value = new
-                switch mode {
-                case .notRunning:
-                    kind.pointee.counters.changedWhileNotRunning &+= 1
-                    releaseAfter = true
-                    return .changedWhileNotRunning
-                case .live:
-                    // The subject stays until `finishLive`: its name is in the notification.
-                    kind.pointee.counters.deliveredLive &+= 1
-                    return .live
-                case .holding:
-                    kind.pointee.counters.held &+= 1
-                    // The kind-level slot counts the kind's held events (a keyDiff
-                    // kind's one notification sits at its first held event).
-                    if kind.pointee.held == nil {
-                        kind.pointee.held = HeldSlot(atSuspension: previous, current: new, count: 1)
-                        firstHeldKind = true
-                    } else {
-                        kind.pointee.held!.current = new
-                        kind.pointee.held!.count &+= 1
-                    }
-                    if record.pointee.held == nil {
-                        record.pointee.held = HeldSlot(atSuspension: previous, current: new, count: 1)
-                        firstHeldSubject = true
-                    } else {
-                        record.pointee.held!.current = new
-                        record.pointee.held!.count &+= 1
-                    }
-                    return .held
-                }
-            }
+        let index = Int(subject)
+        kinds[slot].counters.received &+= 1
+        let previous = subjectRecords[index].value
+        guard previous != new else {
+            kinds[slot].counters.ignoredUnchanged &+= 1
+            releaseSubjectIfIdle(subject)
+            return .unchanged
         }
-        let keyDiff = kinds[slot].shape == .keyDiff
-        if firstHeldKind {
-            heldSlots += 1
-            if keyDiff { heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1)) }
-        }
-        if firstHeldSubject {
-            heldSlots += 1
-            if keyDiff {
-                subjects[slot].heldKeys.append(subject)
+        subjectRecords[index].value = new
+        switch mode {
+        case .notRunning:
+            kinds[slot].counters.changedWhileNotRunning &+= 1
+            releaseSubjectIfIdle(subject)
+            return .changedWhileNotRunning
+        case .live:
+            // The subject stays until `finishLive`: its name is in the notification.
+            kinds[slot].counters.deliveredLive &+= 1
+            return .live
+        case .holding:
+            kinds[slot].counters.held &+= 1
+            let keyDiff = kinds[slot].shape == .keyDiff
+            // The kind-level slot counts the kind's held events (a keyDiff
+            // kind's one notification sits at its first held event).
+            if kinds[slot].held == nil {
+                kinds[slot].held = HeldSlot(atSuspension: previous, current: new, count: 1)
+                heldSlots += 1
+                if keyDiff { heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1)) }
             } else {
-                heldOrder.append(HeldEntry(slot: Int32(slot), subject: subject))
+                kinds[slot].held!.current = new
+                kinds[slot].held!.count &+= 1
             }
+            if subjectRecords[index].held == nil {
+                subjectRecords[index].held = HeldSlot(atSuspension: previous, current: new, count: 1)
+                heldSlots += 1
+                if keyDiff {
+                    subjects[slot].heldKeys.append(subject)
+                } else {
+                    heldOrder.append(HeldEntry(slot: Int32(slot), subject: subject))
+                }
+            } else {
+                subjectRecords[index].held!.current = new
+                subjectRecords[index].held!.count &+= 1
+            }
+            return .held
         }
-        if releaseAfter { releaseSubjectIfIdle(subject) }
-        return effect
     }
 
     /// The notification of a live change that `record` reported.
@@ -162,23 +143,28 @@ extension CoalescingTable {
     mutating func notification(slot: Int, subject: Int32, value: EventValue, merged: Int,
                                resolved: JSONValue? = nil) -> SystemNotification {
         let resolved = resolved ?? value.symbolID.map { symbols[$0] }
-        var details: NotificationDetails?
+        let details: NotificationDetails?
         if subject >= 0 {
-            // In place: reading `subjectRecords[i].details` would copy the record.
-            let customRule = descriptors[slot].customRule
-            let shared = subjectRecords.withUnsafeMutableBufferPointer { records -> NotificationDetails in
-                let record = records.baseAddress! + Int(subject)
-                if let details = record.pointee.details { return details }
-                let details = NotificationDetails(subject: record.pointee.name, resolved: nil, customRule: customRule)
-                record.pointee.details = details
-                return details
-            }
-            details = shared.with(resolved: resolved)
+            let shared = subjectDetails(subject, slot: slot)
+            // The shared details as they are (one retain: the notification's)
+            // unless the value needs resolving.
+            details = resolved.map { NotificationDetails(subject: shared.subject, resolved: $0, customRule: shared.customRule) }
+                ?? shared
         } else if let resolved {
             details = NotificationDetails(subject: nil, resolved: resolved, customRule: descriptors[slot].customRule)
         } else {
             details = descriptors[slot].customDetails
         }
         return SystemNotification(slot: slot, merged: merged, encoded: value, details: details)
+    }
+
+    /// A subject's shared details (its name, its kind's rule), made the
+    /// first time they are needed.
+    private mutating func subjectDetails(_ subject: Int32, slot: Int) -> NotificationDetails {
+        if let details = subjectRecords[Int(subject)].details { return details }
+        let details = NotificationDetails(subject: subjectRecords[Int(subject)].name, resolved: nil,
+                                          customRule: descriptors[slot].customRule)
+        subjectRecords[Int(subject)].details = details
+        return details
     }
 }

@@ -80,10 +80,10 @@ struct HeldEntry {
 /// The implementation is split by concern: events at the edge
 /// (`+Events`), recording (`+Record`), the resume flush and discarding
 /// (`+Flush`), subjects and symbols (`+Subjects`).
-public struct CoalescingTable {
+public struct CoalescingTable: ~Copyable {
     /// The bounds on what the table stores.
     public let limits: CoalescingLimits
-    @usableFromInline var kinds: [KindState] = []
+    @usableFromInline var kinds = OwnedArray<KindState>()
     var descriptors: [KindDescriptor] = []
     /// Per slot; empty for value kinds.
     var subjects: [KindSubjects] = []
@@ -93,10 +93,12 @@ public struct CoalescingTable {
     var symbols = SymbolTable()
     @usableFromInline var heldOrder: [HeldEntry] = []
     @usableFromInline var heldSlots = 0
-    /// Subjects a flush resolved, freed (if idle) once it was delivered.
+    /// Subjects a flush left at their default, freed (if idle) once it was delivered.
     var flushedSubjects: [Int32] = []
     /// Resolved values (keyDiff maps) of the last flush, by entry.
     var flushedValues: [JSONValue] = []
+    /// The notifications of the flush in progress, as plain data.
+    var flushEntries = OwnedArray<FlushEntry>()
 
     /// How many held slots are occupied (kinds plus subjects).
     public var heldSlotCount: Int { heldSlots }
@@ -208,6 +210,6 @@ public struct CoalescingTable {
 
     /// Counters per kind, in slot order.
     public var statistics: [(kind: NotificationKind, counters: NotificationCounters)] {
-        zip(descriptors, kinds).map { ($0.kind, $1.counters) }
+        descriptors.indices.map { (descriptors[$0].kind, kinds[$0].counters) }
     }
 }

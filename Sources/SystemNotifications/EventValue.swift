@@ -20,7 +20,6 @@ public struct EventValue: Hashable, Sendable {
     public let bits: UInt64
 
     @inlinable
-    @usableFromInline
     init(tag: Tag, bits: UInt64) {
         self.tag = tag
         self.bits = bits

@@ -2,8 +2,9 @@
 /// element lives, and storage stays as dense as the most elements ever live
 /// at once. The engine's symbols and subjects are kept this way, so an
 /// event can carry a 32-bit index instead of a reference-counted value.
-struct FreeListArray<Element> {
-    private(set) var elements: [Element] = []
+/// Noncopyable, in the engine's own memory (see ``OwnedArray``).
+struct FreeListArray<Element>: ~Copyable {
+    private var elements = OwnedArray<Element>()
     private var freeIndices: [Int] = []
 
     /// Stores `element` (in a freed position when there is one); returns its index.
@@ -25,16 +26,10 @@ struct FreeListArray<Element> {
     /// How many positions exist (live or free).
     var capacity: Int { elements.count }
 
+    /// Read and modified in place: reading one field of an element does
+    /// not copy (and retain) the whole element.
     subscript(index: Int) -> Element {
-        get { elements[index] }
+        _read { yield elements[index] }
         _modify { yield &elements[index] }
-    }
-
-    /// Runs `body` on the elements in place (one uniqueness check for the
-    /// whole body instead of one per access).
-    mutating func withUnsafeMutableBufferPointer<Result>(
-        _ body: (inout UnsafeMutableBufferPointer<Element>) -> Result
-    ) -> Result {
-        elements.withUnsafeMutableBufferPointer(body)
     }
 }

@@ -6,12 +6,12 @@ import MainLoopJSON
 /// get the same id.
 ///
 /// Memory stays bounded by what the engine still refers to: symbols are
-/// collected by mark and sweep (``sweep(marking:)``) once the table has
+/// collected by mark and sweep (``sweep(keeping:)``) once the table has
 /// doubled since the last sweep, so the amortised cost per new symbol is
 /// O(1) and nothing is counted per event. Pinned symbols (those of events
 /// prepared ahead by the user, ``CoalescingTable/prepare(_:pinned:)``) are
 /// never collected. Loop thread only (a value inside the engine).
-struct SymbolTable {
+struct SymbolTable: ~Copyable {
     private var values = FreeListArray<JSONValue?>()
     private var ids: [JSONValue: UInt32] = [:]
     private var pinned: Set<UInt32> = []
@@ -44,12 +44,16 @@ struct SymbolTable {
         return value
     }
 
-    /// Frees every symbol that is neither pinned nor marked by `marking`,
-    /// which calls its argument for each id still referred to.
-    mutating func sweep(marking: ((UInt32) -> Void) -> Void) {
+    /// One mark per symbol position, set for the pinned ones: the start of
+    /// a sweep (the owner then marks every id it still refers to).
+    func pinnedMarks() -> [Bool] {
         var live = [Bool](repeating: false, count: values.capacity)
         for id in pinned { live[Int(id)] = true }
-        marking { live[Int($0)] = true }
+        return live
+    }
+
+    /// Frees every symbol whose mark in `live` (from ``pinnedMarks()``) is unset.
+    mutating func sweep(keeping live: [Bool]) {
         for (index, isLive) in live.enumerated() where !isLive {
             guard let value = values[index] else { continue }
             values.free(index, placeholder: nil)

@@ -64,10 +64,4 @@ public final class NotificationDetails: Sendable {
         self.resolved = resolved
         self.customRule = customRule
     }
-
-    /// These details with a resolved value (the subject's and rule kept).
-    func with(resolved value: JSONValue?) -> NotificationDetails? {
-        guard let value else { return self }
-        return NotificationDetails(subject: subject, resolved: value, customRule: customRule)
-    }
 }

@@ -47,9 +47,10 @@ import Testing
         let application = Application(loop: loop)
         let center = application.notifications
         var order: [String] = []
-        try center.addObserver(for: .orientation) { _ in
+        // Unowned: the application keeps its observers (no cycle, no leak).
+        try center.addObserver(for: .orientation) { [unowned application] _ in
             order.append("orientation A")
-            try! center.post(.locale("fr_FR"))
+            try! application.notifications.post(.locale("fr_FR"))
             #expect(throws: LifecycleError.transitionInProgress(command: .home)) { try application.perform(.home) }
         }
         try center.addObserver(for: .orientation) { _ in order.append("orientation B") }
@@ -67,7 +68,7 @@ import Testing
         /// Completions are @Sendable; they run on the loop thread, as this test does.
         final class Log: @unchecked Sendable { var lines: [String] = [] }
         let results = Log()
-        application.addLifecycleObserver { callback in
+        application.addLifecycleObserver { [unowned application] callback in
             guard callback == .didBecomeActive, results.lines.isEmpty else { return }
             try! application.submit(.home) { results.lines.append("home → \(try! $0.get())") }
             try! application.submit(.launch) { result in

@@ -14,7 +14,7 @@ final class CenterHarness {
     init() throws {
         loop = try MainRunLoop(deterministic: true)
         app = Application(loop: loop)
-        center = try SystemNotificationCenter(application: app)
+        center = SystemNotificationCenter(application: app)
     }
 
     func observeAll() throws {

@@ -139,7 +139,7 @@ import Testing
         try {
             let loop = try MainRunLoop()
             let application = Application(loop: loop)
-            let center = try SystemNotificationCenter(application: application)
+            let center = SystemNotificationCenter(application: application)
             try center.addObserver { _ in }
             try application.perform(.launch)
             try center.post(.orientation(.faceUp))
@@ -160,7 +160,7 @@ import Testing
         var poster: EngineInputPoster?
         try {
             let application = Application(loop: loop)
-            let center = try SystemNotificationCenter(application: application)
+            let center = SystemNotificationCenter(application: application)
             try application.perform(.launch)
             _ = try application.beginBackgroundTask(name: "t")
             try application.scheduleTimer(after: .seconds(1)) {}

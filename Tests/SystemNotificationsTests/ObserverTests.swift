@@ -63,7 +63,7 @@ import Testing
     @Test func eventsFromOtherThreadsAreDeliveredOnTheLoop() throws {
         let loop = try MainRunLoop()
         let app = Application(loop: loop)
-        let center = try SystemNotificationCenter(application: app)
+        let center = SystemNotificationCenter(application: app)
         try app.perform(.launch)
         var received: [String] = []
         try center.addObserver {

@@ -59,6 +59,22 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // One new capturing closure per post: one allocation per post (its
+    // context) and nothing more; the gate catches any extra.
+    Benchmark("post→run new capturing closure per post, batch 64") { benchmark in
+        let loop = try MainRunLoop()
+        let counter = Counter()
+        for value in 0..<64 { try loop.executeInLoop { counter.value &+= value } }
+        try loop.runUntilIdle()
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            for value in 0..<64 { try loop.executeInLoop { counter.value &+= value &+ iteration } }
+            try loop.runUntilIdle()
+        }
+        benchmark.stopMeasurement()
+        blackHole(counter.value)
+    }
+
     // MARK: cross-thread post→run
 
     for producers in [1, 4] {
@@ -117,6 +133,22 @@ let benchmarks: @Sendable () -> Void = {
             timer.cancel()
         }
         benchmark.stopMeasurement()
+    }
+
+    Benchmark("timer schedule→cancel, 10000 pending") { benchmark in
+        let loop = try MainRunLoop()
+        let waiting = (0..<10_000).map { loop.scheduleTimer(after: .seconds(1 + $0 % 1000)) {} }
+        let timer = loop.makeTimer {}
+        let delays = (0..<1000).map { Duration.seconds(1 + $0) + .microseconds($0 * 7919 % 1_000_000) }
+        timer.schedule(after: delays[0])
+        timer.cancel()
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            timer.schedule(after: delays[iteration % 1000])
+            timer.cancel()
+        }
+        benchmark.stopMeasurement()
+        for timer in waiting { timer.cancel() }
     }
 
     // MARK: fd readiness
@@ -181,6 +213,55 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    for subjects in [1000, 100_000] {
+        Benchmark("holding while suspended, keyed, \(subjects) subjects, 4096 events per iteration") { benchmark in
+            let (loop, application, center) = try makeCenter(subjects: subjects)
+            try application.perform(.launch)
+            try application.perform(.home)
+            let (connect, disconnect) = try accessoryEvents(center: center, count: subjects)
+            var index = 0
+            func post4096() throws {
+                for _ in 0..<4096 {
+                    let subject = index % subjects
+                    try center.post((index / subjects) & 1 == 0 ? connect[subject] : disconnect[subject])
+                    index &+= 1
+                }
+                try loop.runUntilIdle()
+            }
+            // Warm up: every subject stored and held once.
+            for _ in 0...(subjects / 4096) { try post4096() }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { try post4096() }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    Benchmark("resume flush of 10000 accessory subjects",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxIterations: 2_000)) { benchmark in
+        let (loop, application, center) = try makeCenter(subjects: 10_000)
+        let counter = Counter()
+        try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
+        try application.perform(.launch)
+        let (connect, disconnect) = try accessoryEvents(center: center, count: 10_000)
+        var flip = false
+        for _ in 0..<2 {  // warm up: the flush's storage at its size
+            try application.perform(.home)
+            flip.toggle()
+            for event in flip ? connect : disconnect { try center.post(event) }
+            try application.perform(.foreground)
+        }
+        for _ in benchmark.scaledIterations {
+            try application.perform(.home)
+            flip.toggle()
+            for event in flip ? connect : disconnect { try center.post(event) }
+            try loop.runUntilIdle()
+            benchmark.startMeasurement()
+            try application.perform(.foreground)
+            benchmark.stopMeasurement()
+        }
+        blackHole(counter.value)
+    }
+
     Benchmark("resume flush of all standard kinds",
               configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxIterations: 20_000)) { benchmark in
         let (loop, application, center) = try makeCenter()
@@ -211,10 +292,21 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
-func makeCenter() throws -> (MainRunLoop, Application, SystemNotificationCenter) {
+/// A loop, an application (keeping up to `subjects` subjects per keyed
+/// kind) and its notification center.
+func makeCenter(subjects: Int = CoalescingLimits().maxSubjectsPerKind) throws -> (MainRunLoop, Application, SystemNotificationCenter) {
     let loop = try MainRunLoop()
-    let application = Application(loop: loop)
-    return (loop, application, try SystemNotificationCenter(application: application))
+    var limits = CoalescingLimits()
+    limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
+    let application = Application(loop: loop, limits: limits)
+    return (loop, application, application.notifications)
+}
+
+/// Prepared connect and disconnect events of `count` accessories.
+func accessoryEvents(center: SystemNotificationCenter, count: Int) throws -> ([PreparedEvent], [PreparedEvent]) {
+    let connect = try (0..<count).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: true)) }
+    let disconnect = try (0..<count).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: false)) }
+    return (connect, disconnect)
 }
 
 let faceUp = SystemEvent.orientation(.faceUp), faceDown = SystemEvent.orientation(.faceDown)

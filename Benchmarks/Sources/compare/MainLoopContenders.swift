@@ -213,4 +213,19 @@ extension MainLoopContenders {
         precondition(counter.value == subjects * (resumes + 1), "the flush did not deliver every subject")
         return elapsed / Double(resumes)
     }
+
+    /// `count` home→foreground cycles of a launched app with one observer
+    /// (for profiling what a transition costs).
+    static func lifecycleCycles(_ count: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        let application = Application(loop: loop)
+        try application.notifications.addObserver { _ in }
+        try application.perform(.launch)
+        return try nanosecondsPerEvent(count) {
+            for _ in 0..<count {
+                try application.perform(.home)
+                try application.perform(.foreground)
+            }
+        }
+    }
 }

@@ -4,20 +4,23 @@ import MainLoop
 import MainLoopJSON
 import NIOPosix
 
-// `swift run -c release --package-path Benchmarks compare [--json] [--rounds N] [--only SUBSTRING]`
+// `swift run -c release --package-path Benchmarks compare [--json] [--rounds N] [--only SUBSTRING] [--check-targets]`
 //
 // Measures the same shapes, in one process, for raw C libevent, MainLoop,
 // SwiftNIO, Dispatch and Foundation. The contenders run interleaved, one
 // measurement of each per round, so a slow phase of this shared VM lands on
 // all of them alike; each row reports the median of the rounds and their
 // spread (min–max). evthread_use_pthreads is process-wide and irreversible,
-// so its reference row is measured after all the others.
+// so its reference row is measured after all the others. The targets of
+// issue 10 follow the table, as paired per-round ratios (see Target);
+// `--check-targets` makes the exit status 1 when one is missed.
 
 let arguments = CommandLine.arguments
 let json = arguments.contains("--json")
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 7
 /// `--only SUBSTRING` measures only the rows whose name contains it (for profiling).
 let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
+let checkTargets = arguments.contains("--check-targets")
 
 struct Contender {
     let name: String
@@ -65,6 +68,10 @@ if let index = arguments.firstIndex(of: "--probe-keyed"), let count = Int(argume
 }
 if let index = arguments.firstIndex(of: "--probe-flush"), let count = Int(arguments[index + 1]) {
     _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: count)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--probe-cycle"), let count = Int(arguments[index + 1]) {
+    _ = try MainLoopContenders.lifecycleCycles(count)
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--probe-fd"), let count = Int(arguments[index + 1]) {
@@ -162,4 +169,32 @@ if json {
         print(String(format: "| %@ | %.1f | %.1f–%.1f | %.2f | %.2f |", row.name, row.median, row.low, row.high,
                      row.median / reference, row.median / typed))
     }
+}
+
+// The targets, as paired per-round ratios (a table, or JSON lines on stderr).
+var missed: [String] = []
+if !json {
+    print("")
+    print("| target | measured (median of \(rounds) paired rounds) | min–max | met |")
+    print("|---|---:|---:|---|")
+}
+for target in Target.all(typed: typedName) {
+    guard let ratios = target.ratios(samples) else { continue }
+    let row = Row(name: target.title, samples: ratios)
+    let met = target.isMet(by: row.median)
+    if !met { missed.append(target.title) }
+    let unit = target.baseline == nil ? " ns" : "×"
+    if json {
+        let object: JSONValue = ["target": .string(target.title), "median": .number(rounded(row.median, 100)),
+                                 "min": .number(rounded(row.low, 100)), "max": .number(rounded(row.high, 100)),
+                                 "met": .bool(met)]
+        FileHandle.standardError.write(Data((object.jsonText + "\n").utf8))
+    } else {
+        print(String(format: "| %@ | %.2f%@ | %.2f–%.2f | %@ |", target.title, row.median, unit, row.low, row.high,
+                     met ? "yes" : "**no**"))
+    }
+}
+if checkTargets && !missed.isEmpty {
+    FileHandle.standardError.write(Data("missed targets: \(missed.joined(separator: "; "))\n".utf8))
+    exit(1)
 }

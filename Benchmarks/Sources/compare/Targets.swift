@@ -1,0 +1,59 @@
+/// A performance target of the notification engine (issue 10), checked as a
+/// ratio of two rows of one `compare` run: because the contenders run
+/// interleaved, the two rows' samples of one round were taken side by side,
+/// so the ratio is computed per round and reported as the median of those
+/// paired ratios with its spread. (The typed post→run baseline is bimodal on
+/// this VM, 5.5–6 ns or 8.5–9 ns, so a ratio of two medians would depend on
+/// which mode each row's median fell in.)
+struct Target {
+    /// What the target says, e.g. "live, 1 observer ≤ 3× typed post→run".
+    let title: String
+    /// The row whose cost is compared.
+    let row: String
+    /// The row it is compared with; nil for an absolute bound in ns.
+    let baseline: String?
+    /// The bound on `row / baseline` (or on `row` in ns).
+    let limit: Double
+    /// True when the ratio must be at least `limit` (a peer that must be slower).
+    let atLeast: Bool
+
+    /// The targets of issue 10, by the rows' names.
+    static func all(typed: String) -> [Target] {
+        let live = "MainLoop live notification, 1 observer", held = "MainLoop held coalesce while suspended"
+        return [
+            Target(title: "live, 1 observer ≤ 3× typed post→run", row: live, baseline: typed, limit: 3, atLeast: false),
+            Target(title: "Foundation NotificationCenter.post ≥ 20× live, 1 observer",
+                   row: "Foundation NotificationCenter.post, 1 observer", baseline: live, limit: 20, atLeast: true),
+            Target(title: "held coalesce ≤ 3× typed post→run", row: held, baseline: typed, limit: 3, atLeast: false),
+            Target(title: "Foundation NotificationQueue.enqueue coalescing ≥ 40× held coalesce",
+                   row: "Foundation NotificationQueue.enqueue, coalescing", baseline: held, limit: 40, atLeast: true),
+            Target(title: "held keyed, 1000 subjects ≤ 5× typed post→run",
+                   row: "MainLoop held coalesce, keyed, 1000 subjects", baseline: typed, limit: 5, atLeast: false),
+            Target(title: "held keyed flat: 100000 subjects ≤ 1.5× 10 subjects",
+                   row: "MainLoop held coalesce, keyed, 100000 subjects",
+                   baseline: "MainLoop held coalesce, keyed, 10 subjects", limit: 1.5, atLeast: false),
+            Target(title: "live, 16 observers ≤ 15× typed post→run",
+                   row: "MainLoop live notification, 16 observers", baseline: typed, limit: 15, atLeast: false),
+            Target(title: "resume flush ≤ 60 ns per notification (10^5 subjects)",
+                   row: "MainLoop resume flush, 100000 held subjects (per notification)", baseline: nil, limit: 60, atLeast: false),
+            Target(title: "timer schedule+cancel ≤ 2× raw libevent evtimer",
+                   row: "MainLoop timer schedule+cancel, 10000 pending",
+                   baseline: "raw libevent evtimer add+del, 10000 pending", limit: 2, atLeast: false),
+            Target(title: "fd readiness dispatch ≤ 1.1× raw libevent",
+                   row: "MainLoop fd readiness dispatch, 1 ready of 1000",
+                   baseline: "raw libevent fd readiness dispatch, 1 ready of 1000", limit: 1.1, atLeast: false),
+        ]
+    }
+
+    /// The paired ratios (or the samples, for an absolute bound); nil when
+    /// a row was not measured (`--only`).
+    func ratios(_ samples: [String: [Double]]) -> [Double]? {
+        guard let values = samples[row] else { return nil }
+        guard let baseline else { return values }
+        guard let base = samples[baseline] else { return nil }
+        return zip(values, base).map { $0 / $1 }
+    }
+
+    /// Whether `value` meets the target.
+    func isMet(by value: Double) -> Bool { atLeast ? value >= limit : value <= limit }
+}
