@@ -20,33 +20,38 @@ extension CoalescingTable {
 
     @inlinable @inline(__always)
     mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> RecordOutcome.Effect {
-        // In place (the kinds are an ``OwnedArray``): no uniqueness check, no copy.
-        kinds[slot].counters.received &+= 1
-        let previous = kinds[slot].value
-        guard kinds[slot].shape == .latestEvent || previous != new else {
-            kinds[slot].counters.ignoredUnchanged &+= 1
-            return .unchanged
-        }
-        kinds[slot].value = new
-        switch mode {
-        case .notRunning:
-            kinds[slot].counters.changedWhileNotRunning &+= 1
-            return .changedWhileNotRunning
-        case .live:
-            kinds[slot].counters.deliveredLive &+= 1
-            return .live
-        case .holding:
-            kinds[slot].counters.held &+= 1
-            if kinds[slot].held == nil {
-                kinds[slot].held = HeldSlot(atSuspension: previous, current: new, count: 1)
-                heldSlots += 1
-                heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1))
-            } else {
-                kinds[slot].held!.current = new
-                kinds[slot].held!.count &+= 1
+        // In place, with one bounds check (the kinds are an ``OwnedArray``).
+        let (effect, firstHeld) = kinds.update(at: slot) { kind -> (RecordOutcome.Effect, Bool) in
+            kind.counters.received &+= 1
+            let previous = kind.value
+            guard kind.shape == .latestEvent || previous != new else {
+                kind.counters.ignoredUnchanged &+= 1
+                return (.unchanged, false)
             }
-            return .held
+            kind.value = new
+            switch mode {
+            case .notRunning:
+                kind.counters.changedWhileNotRunning &+= 1
+                return (.changedWhileNotRunning, false)
+            case .live:
+                kind.counters.deliveredLive &+= 1
+                return (.live, false)
+            case .holding:
+                kind.counters.held &+= 1
+                if kind.held == nil {
+                    kind.held = HeldSlot(atSuspension: previous, current: new, count: 1)
+                    return (.held, true)
+                }
+                kind.held!.current = new
+                kind.held!.count &+= 1
+                return (.held, false)
+            }
         }
+        if firstHeld {
+            heldSlots += 1
+            heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1))
+        }
+        return effect
     }
 
     @usableFromInline

@@ -77,6 +77,11 @@ struct HeldEntry {
 /// bounded by kinds and subjects (and ``CoalescingLimits``), never by the
 /// number of events.
 ///
+/// Noncopyable: the state has exactly one owner (the application), and the
+/// hot state (kinds, subjects, symbols, the flush's entries) lives in
+/// storage the table owns (``OwnedArray``), read and written in place with
+/// no copy-on-write check.
+///
 /// The implementation is split by concern: events at the edge
 /// (`+Events`), recording (`+Record`), the resume flush and discarding
 /// (`+Flush`), subjects and symbols (`+Subjects`).

@@ -71,6 +71,15 @@ struct OwnedArray<Element>: ~Copyable {
         }
     }
 
+    /// Runs `body` on the element at `index` in place: one bounds check for
+    /// a whole read-modify-write of several fields (each `array[i].field`
+    /// access checks the bounds again and reloads the storage).
+    @inlinable @inline(__always)
+    func update<Result>(at index: Int, _ body: (inout Element) -> Result) -> Result {
+        precondition(index >= 0 && index < count, "OwnedArray index out of range")
+        return body(&(base + index).pointee)
+    }
+
     /// The valid indices.
     var indices: Range<Int> { 0..<count }
 }
