@@ -59,13 +59,15 @@ let package = Package(
         ),
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
-        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle"]),
+        // Helpers shared by test targets (a seeded generator); not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "TestSupport"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire"]),
         .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents"]),
         .testTarget(
             name: "ScenarioReplayTests",
-            dependencies: ["ScenarioReplay", "EngineWire"],
+            dependencies: ["ScenarioReplay", "EngineWire", "TestSupport"],
             // Scenario files are data read from the source tree, not resources.
             exclude: ["Conformance", "Malformed"]
         ),

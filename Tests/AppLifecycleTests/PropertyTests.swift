@@ -1,5 +1,6 @@
 import AppLifecycle
 import MainLoop
+import TestSupport
 import Testing
 
 /// Random command and action sequences (seeded, so failures reproduce):
@@ -7,21 +8,9 @@ import Testing
 /// either in the SPEC §1 table or rejected without effect, and app code
 /// never runs while suspended or not running.
 @Suite struct PropertyTests {
-    /// SplitMix64: a tiny seeded generator so a failing seed can be replayed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: 0..<40)
     func randomSequencesStayDefinedAndNeverRunAppCodeWhileSuspended(seed: Int) throws {
-        var random = SeededGenerator(state: UInt64(seed))
+        var random = SeededRandom(state: UInt64(seed))
         let h = try Harness {
             $0.backgroundTaskLimit = .seconds(30)
             $0.backgroundModes = ["audio", .voip]

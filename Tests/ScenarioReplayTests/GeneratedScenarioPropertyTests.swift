@@ -2,6 +2,7 @@ import Foundation
 import MainLoopJSON
 import ScenarioReplay
 import SystemNotifications
+import TestSupport
 import Testing
 
 /// Random scenarios, replayed by the real engine, checked against the
@@ -60,21 +61,6 @@ enum ProcessEnvironment {
     static var dumpSeed: Int? { setting.flatMap { $0.count > 1 ? Int($0[1]) : nil } }
 }
 
-/// A small deterministic PRNG (SplitMix64).
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-}
 
 /// The kinds a generated scenario uses: standard kinds of every shape and
 /// one custom kind per shape.

@@ -1,6 +1,7 @@
 import Glibc
 import MainLoopJSON
 import ScenarioReplay
+import TestSupport
 import Testing
 
 /// Mutation fuzzing of the scenario parser and replay (issue 9): mutants of

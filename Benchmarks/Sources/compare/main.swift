@@ -37,46 +37,24 @@ struct Row {
 
 let million = 1 << 20
 
-// Probes for callgrind and perf: only one path, N events.
-if let index = arguments.firstIndex(of: "--probe-timer"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-raw-timer"), let count = Int(arguments[index + 1]) {
-    _ = raw_libevent_timer_add_del_ns(10_000, count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-raw-fd"), let count = Int(arguments[index + 1]) {
-    _ = raw_libevent_fd_dispatch_ns(1000, count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-typed"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.inLoopTyped(events: count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-live"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.liveNotification(events: count, observers: 1)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-held"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.heldCoalesce(events: count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-keyed"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.heldKeyed(events: count, subjects: 1000)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-flush"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-cycle"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.lifecycleCycles(count)
-    exit(0)
-}
-if let index = arguments.firstIndex(of: "--probe-fd"), let count = Int(arguments[index + 1]) {
-    _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: count)
-    exit(0)
+// Probes for callgrind and perf: `--probe-NAME N` runs only one path, N events.
+let probes: [String: (Int) throws -> Void] = [
+    "timer": { _ = try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: $0) },
+    "raw-timer": { _ = raw_libevent_timer_add_del_ns(10_000, $0) },
+    "raw-fd": { _ = raw_libevent_fd_dispatch_ns(1000, $0) },
+    "typed": { _ = try MainLoopContenders.inLoopTyped(events: $0) },
+    "live": { _ = try MainLoopContenders.liveNotification(events: $0, observers: 1) },
+    "held": { _ = try MainLoopContenders.heldCoalesce(events: $0) },
+    "keyed": { _ = try MainLoopContenders.heldKeyed(events: $0, subjects: 1000) },
+    "flush": { _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: $0) },
+    "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
+    "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
+]
+for (name, probe) in probes {
+    if let index = arguments.firstIndex(of: "--probe-\(name)"), let count = Int(arguments[index + 1]) {
+        try probe(count)
+        exit(0)
+    }
 }
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
