@@ -1,5 +1,6 @@
 import CLibevent
 import Glibc
+import Synchronization
 
 /// The state that the loop and everything registered on it share.
 ///
@@ -42,8 +43,14 @@ final class LoopCore: @unchecked Sendable {
 
     /// Whether the loop runs on the manual clock. Immutable.
     let isDeterministic: Bool
-    /// The manual clock (deterministic loops). Loop thread only.
-    @exclusivity(unchecked) var manualNow = LoopInstant.zero
+    /// The manual clock (deterministic loops): moved on the loop thread
+    /// only, read from any thread (``LoopClock/now``), hence atomic (a
+    /// relaxed load is a plain load).
+    let manualClock = Atomic<Int64>(0)
+    var manualNow: LoopInstant {
+        get { LoopInstant(nanoseconds: manualClock.load(ordering: .relaxed)) }
+        set { manualClock.store(newValue.nanoseconds, ordering: .relaxed) }
+    }
 
     init(base: OpaquePointer, deterministic: Bool) {
         self.owner = pthread_self()

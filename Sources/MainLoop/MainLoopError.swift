@@ -7,14 +7,10 @@
 public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The loop was shut down; it accepts no more work or sources.
     case shutDown
-    /// `stop()` was called while an earlier stop request is still pending.
-    case stopAlreadyRequested
     /// The source was removed; it cannot be changed or added again.
     case sourceRemoved
     /// The call needs a deterministic (manual clock) loop.
     case notDeterministic
-    /// The call is not allowed while the loop is running (`run()` is active).
-    case running
     /// The call is not allowed from inside a loop callback (libevent's loop
     /// is not reentrant).
     case reentrantDispatch
@@ -24,10 +20,8 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .shutDown: return "the main loop is shut down"
-        case .stopAlreadyRequested: return "stop() was already requested and has not taken effect yet"
         case .sourceRemoved: return "the source was removed and cannot be used again"
         case .notDeterministic: return "this call needs a deterministic (manual clock) loop"
-        case .running: return "this call is not allowed while the loop is running"
         case .reentrantDispatch: return "this call is not allowed from inside a loop callback"
         case .system(let operation, let errno): return "\(operation) failed (errno \(errno))"
         }

@@ -31,11 +31,24 @@ private let controlTrampoline: event_callback_fn = { _, _, context in
 /// Who protects what: fields marked "loop thread" are only touched on the
 /// owner thread; `runState` is guarded by its mutex; the rest is immutable.
 public final class MainRunLoop: @unchecked Sendable {
-    /// State that remote threads read or change; guarded by its mutex.
+    /// What the loop is doing: one phase, changed only by ``begin(_:)`` and
+    /// ``end()`` (every entry point checks in the same order), plus a stop
+    /// request, which `stop()` may set from any thread.
     private struct RunState {
-        var isRunning = false
+        var phase = RunPhase.idle
         var stopRequested = false
-        var isShutDown = false
+    }
+
+    private enum RunPhase: Equatable {
+        /// Not inside libevent: `run`, `runOnce`, `runUntilIdle`, `advance`
+        /// and `shutdown` may start.
+        case idle
+        /// Inside `run()`: a stop request ends it.
+        case running
+        /// Inside `runOnce`/`runUntilIdle` (and each step of `advance`).
+        case dispatching
+        /// Shut down for good.
+        case shutDown
     }
 
     /// Whether this loop runs on the manual clock.
@@ -55,8 +68,9 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Wakes the loop for `stop()` from another thread.
     private let controlFD: Int32
     private var controlEvent: OpaquePointer?
-    /// True while inside `event_base_loop` (libevent is not reentrant). Loop thread.
-    @exclusivity(unchecked) private(set) var isDispatching = false
+    /// Tasks sleeping on ``clock``, resumed with an error at shutdown (nil
+    /// once shut down). Any thread, under its mutex.
+    let sleepers = LockedValue<[ObjectIdentifier: LoopSleeper]?>([:])
     /// The simulated-blocking watchdog deadline (deterministic loops). Loop thread.
     var manualWatchdog: (deadline: LoopInstant, tripped: Bool)?
 
@@ -201,33 +215,43 @@ public final class MainRunLoop: @unchecked Sendable {
 
     // MARK: Running
 
-    /// Runs the loop until ``stop()``. Returns at once if a stop was already
-    /// requested (the request is consumed either way).
-    /// - Throws: ``MainLoopError/notDeterministic`` is never thrown here;
-    ///   ``MainLoopError/running`` if already running, ``MainLoopError/shutDown``
-    ///   after shutdown, ``MainLoopError/reentrantDispatch`` from a callback.
-    public func run() throws(MainLoopError) {
+    /// Starts a dispatch (or a shutdown) after the one check every entry
+    /// point makes, in this order: the loop thread, not shut down, not
+    /// already inside the loop (libevent is not reentrant).
+    /// - Returns: false when `phase` is `.running` and a pending stop
+    ///   request was consumed instead (`run()` then returns at once).
+    private func begin(_ phase: RunPhase) throws(MainLoopError) -> Bool {
         preconditionInLoop()
-        guard !isDispatching else { throw .reentrantDispatch }
-        let shouldRun = try runState.withLock { (state: inout RunState) throws(MainLoopError) -> Bool in
-            guard !state.isShutDown else { throw .shutDown }
-            guard !state.isRunning else { throw .running }
-            if state.stopRequested {
+        return try runState.withLock { (state: inout RunState) throws(MainLoopError) -> Bool in
+            switch state.phase {
+            case .shutDown: throw .shutDown
+            case .running, .dispatching: throw .reentrantDispatch
+            case .idle: break
+            }
+            if phase == .running, state.stopRequested {
                 state.stopRequested = false
                 return false
             }
-            state.isRunning = true
+            state.phase = phase
             return true
         }
-        guard shouldRun, let base = core.base else { return }
-        isDispatching = true
-        defer {
-            isDispatching = false
-            runState.withLock { state in
-                state.isRunning = false
-                state.stopRequested = false
-            }
+    }
+
+    /// Ends what ``begin(_:)`` started; leaving `run()` consumes the stop request.
+    private func end() {
+        runState.withLock { state in
+            if state.phase == .running { state.stopRequested = false }
+            if state.phase != .shutDown { state.phase = .idle }
         }
+    }
+
+    /// Runs the loop until ``stop()``. Returns at once if a stop was already
+    /// requested (the request is consumed either way).
+    /// - Throws: ``MainLoopError/shutDown`` after shutdown,
+    ///   ``MainLoopError/reentrantDispatch`` from a callback.
+    public func run() throws(MainLoopError) {
+        guard try begin(.running), let base = core.base else { return }
+        defer { end() }
         timers.activateIfDue()
         timers.rearm()
         _ = CLibevent_loop_forever(base)
@@ -235,13 +259,12 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Waits until something is ready (real clock only), then runs what is
     /// ready, highest priority first, and returns.
+    /// - Throws: ``MainLoopError/notDeterministic`` on a manual-clock loop,
+    ///   ``MainLoopError/shutDown``, ``MainLoopError/reentrantDispatch``.
     public func runOnce() throws(MainLoopError) {
-        preconditionInLoop()
         guard !isDeterministic else { throw .notDeterministic }
-        guard !isDispatching else { throw .reentrantDispatch }
-        guard let base = core.base else { throw .shutDown }
-        isDispatching = true
-        defer { isDispatching = false }
+        guard try begin(.dispatching), let base = core.base else { return }
+        defer { end() }
         timers.activateIfDue()
         timers.rearm()
         _ = CLibevent_loop_once(base)
@@ -249,12 +272,10 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Runs everything that is ready now (posted work, due timers, ready fds,
     /// work posted by that work) until nothing is left, without waiting.
+    /// - Throws: ``MainLoopError/shutDown``, ``MainLoopError/reentrantDispatch``.
     public func runUntilIdle() throws(MainLoopError) {
-        preconditionInLoop()
-        guard !isDispatching else { throw .reentrantDispatch }
-        guard let base = core.base else { throw .shutDown }
-        isDispatching = true
-        defer { isDispatching = false }
+        guard try begin(.dispatching), let base = core.base else { return }
+        defer { end() }
         var before: UInt64
         repeat {
             before = core.workCounter
@@ -264,20 +285,25 @@ public final class MainRunLoop: @unchecked Sendable {
         } while core.workCounter != before
     }
 
-    /// Asks `run()` to return after the current callback. Safe from any thread.
-    /// - Throws: ``MainLoopError/stopAlreadyRequested`` when a stop is already
-    ///   pending, ``MainLoopError/shutDown`` after shutdown.
-    public func stop() throws(MainLoopError) {
-        try runState.withLock { (state: inout RunState) throws(MainLoopError) in
-            guard !state.isShutDown else { throw .shutDown }
-            guard !state.stopRequested else { throw .stopAlreadyRequested }
-            state.stopRequested = true
+    /// Asks the loop to stop: `run()` returns after the current callback, or
+    /// at once if it starts later; a deterministic `advance` ends after the
+    /// current instant. Idempotent (a second request before it takes effect
+    /// changes nothing) and safe from any thread; after shutdown it does
+    /// nothing.
+    public func stop() {
+        let phase = runState.withLock { (state: inout RunState) -> RunPhase in
+            if state.phase != .shutDown { state.stopRequested = true }
+            return state.phase
         }
-        if core.isLoopThread {
-            if isDispatching, let base = core.base { event_base_loopbreak(base) }
-        } else {
-            var one: UInt64 = 1
-            _ = write(controlFD, &one, 8)
+        switch phase {
+        case .shutDown, .idle: return
+        case .running, .dispatching:
+            if core.isLoopThread {
+                if let base = core.base { event_base_loopbreak(base) }
+            } else {
+                var one: UInt64 = 1
+                _ = write(controlFD, &one, 8)
+            }
         }
     }
 
@@ -292,31 +318,25 @@ public final class MainRunLoop: @unchecked Sendable {
     func receiveControl() {
         var counter: UInt64 = 0
         _ = read(controlFD, &counter, 8)
-        let shouldBreak = runState.withLock { $0.isRunning && $0.stopRequested }
+        let shouldBreak = runState.withLock { $0.phase == .running && $0.stopRequested }
         if shouldBreak, let base = core.base { event_base_loopbreak(base) }
     }
 
     /// Releases every libevent object and descriptor the loop owns. Work
     /// still queued is dropped (call ``runUntilIdle()`` first to finish it);
     /// later posts throw ``MainLoopError/shutDown``.
-    /// - Throws: ``MainLoopError/running`` while running,
+    /// - Throws: ``MainLoopError/reentrantDispatch`` from a callback,
     ///   ``MainLoopError/shutDown`` when already shut down.
     public func shutdown() throws(MainLoopError) {
-        preconditionInLoop()
-        guard !isDispatching else { throw .reentrantDispatch }
-        try runState.withLock { (state: inout RunState) throws(MainLoopError) in
-            guard !state.isShutDown else { throw .shutDown }
-            guard !state.isRunning else { throw .running }
-            state.isShutDown = true
-        }
+        _ = try begin(.dispatching)
         releaseEverything()
     }
 
     /// Whether ``shutdown()`` has run.
-    public var isShutDown: Bool { runState.withLock { $0.isShutDown } }
+    public var isShutDown: Bool { runState.withLock { $0.phase == .shutDown } }
 
     private func releaseEverything() {
-        runState.withLock { $0.isShutDown = true }
+        runState.withLock { $0.phase = .shutDown }
         for source in core.registered.values { source.releaseLoopResources() }
         core.registered.removeAll()
         core.retired.removeAll()
@@ -328,6 +348,7 @@ public final class MainRunLoop: @unchecked Sendable {
         if controlFD >= 0, core.base != nil { close(controlFD) }
         if let base = core.base { event_base_free(base) }
         core.base = nil
+        resumeSleepersAtShutdown()
     }
 }
 

@@ -90,7 +90,7 @@ private final class ReplaySession {
             guard log.lines.count < limits.maxObservations else {
                 log.overflowed = true
                 // Ends the `advance` in progress; the replay then reports it.
-                try? loop.stop()
+                loop.stop()
                 return
             }
             log.lines.append(line)

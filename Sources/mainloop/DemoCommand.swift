@@ -149,8 +149,12 @@ private final class DemoRun {
 
     func finish() {
         // On an early failure the host is still alive: release it on its loop.
-        try? onLoop { HostBox.current = nil }
-        loopThread.stopAndJoin()
+        do {
+            try onLoop { HostBox.current = nil }
+            try loopThread.stopAndJoin()
+        } catch {
+            Output.error("demo: cleaning up failed: \(error)")
+        }
         for name in ["control.sock", "com.example.demo.json", "com.example.demo.json.lock", "locale", "localtime"] {
             unlink(directory + "/" + name)
         }

@@ -43,7 +43,7 @@ struct RunCommand: ParsableCommand {
         let host = try ServiceHost(options: options, loop: loop, logger: logger) { Output.json($0) }
         let stop = {
             host.shutdown()
-            try? loop.stop()
+            loop.stop()
         }
         let terminate = try loop.addSignal(SIGTERM, handler: stop)
         let interrupt = try loop.addSignal(SIGINT, handler: stop)

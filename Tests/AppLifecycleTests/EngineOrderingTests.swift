@@ -25,7 +25,7 @@ import Testing
         let recorder = Recorder()
         application.delegate = recorder
         try application.notifications.addObserver { recorder.lines.append("\($0.name) \($0.value.jsonText) x\($0.merged)") }
-        recorder.onInput = { _ in try? loop.stop() }
+        recorder.onInput = { _ in loop.stop() }
         try application.perform(.launch)
         let poster = application.poster
         DispatchQueue.global().async {

@@ -51,7 +51,7 @@ final class RunningService: @unchecked Sendable {
             done.signal()
         }
         done.wait()
-        thread.stopAndJoin()
+        #expect(throws: Never.self) { try thread.stopAndJoin() }
     }
 
     var observations: [JSONObject] { lock.lock(); defer { lock.unlock() }; return lines }

@@ -16,14 +16,14 @@ import Testing
         var posted: [String] = []
         let source = try LocaleSource(path: file, watcher: watcher) { event in
             posted.append(event.value.stringValue!)
-            if posted.count == 2 { try? loop.stop() }
+            if posted.count == 2 { loop.stop() }
         }
         #expect(source.identifier == "en_GB")
         try loop.executeInLoop {
             writeFile(file, "LANG=fr_FR.UTF-8\n")
         }
         loop.scheduleTimer(after: .milliseconds(100)) { writeFile(file, "LANG=fr_FR.UTF-8\nLC_ALL=\"de_DE.UTF-8@euro\"\n") }
-        loop.scheduleTimer(after: .seconds(5)) { try? loop.stop() }
+        loop.scheduleTimer(after: .seconds(5)) { loop.stop() }
         try loop.run()
         #expect(posted == ["fr_FR", "de_DE"])
     }
@@ -89,7 +89,7 @@ import Testing
         var errors: [String] = []
         let monitor = try UserDefaultsMonitor(store: UserDefaultsStore(path: path), watcher: watcher, post: { event in
             events.append("\(event.subject!)=\(event.value.jsonText)")
-            if events.count == 3 { try? loop.stop() }
+            if events.count == 3 { loop.stop() }
         }, onError: { errors.append($0.description) })
         #expect(monitor.initialEvents.count == 2)
         try loop.executeInLoop {
@@ -99,7 +99,7 @@ import Testing
         loop.scheduleTimer(after: .milliseconds(100)) {
             writeFile(path, #"{"fontSize":16,"cache":"on"}"#)
         }
-        loop.scheduleTimer(after: .seconds(5)) { try? loop.stop() }
+        loop.scheduleTimer(after: .seconds(5)) { loop.stop() }
         try loop.run()
         #expect(events == ["fontSize=16", "theme=null", "cache=\"on\""])
         #expect(errors.count == 1 && errors[0].contains("corrupt"))

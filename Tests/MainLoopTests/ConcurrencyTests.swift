@@ -1,14 +1,9 @@
 import Glibc
 import MainLoop
+import Synchronization
 import Testing
 
-@MainLoopActor private var actorCounter = 0
-
-@MainLoopActor private func incrementOnTheLoop() -> Bool {
-    actorCounter += 1
-    return MainLoopActor.loop.inLoop
-}
-
+/// An actor isolated to a loop through its executor (the documented pattern).
 private actor LoopBoundModel {
     let loop: MainRunLoop
     var values: [Int] = []
@@ -21,17 +16,41 @@ private actor LoopBoundModel {
 }
 
 @Suite struct ConcurrencyTests {
-    @Test func globalActorCodeRunsOnTheLoopThread() async {
-        for _ in 0..<100 { #expect(await incrementOnTheLoop()) }
-        #expect(await MainLoopActor.run { actorCounter } >= 100)
-    }
-
-    @Test func customActorOnALoopExecutor() async throws {
+    @Test func anActorOnALoopExecutorRunsOnThatLoopInOrder() async throws {
         let thread = try LoopThread.start()
         let model = LoopBoundModel(loop: thread.loop)
         for value in 0..<50 { #expect(await model.append(value)) }
         #expect(await model.values == Array(0..<50))
-        thread.stopAndJoin()
+        try thread.stopAndJoin()
+    }
+
+    @Test func aTaskPreferringTheLoopExecutorRunsItsNonisolatedCodeOnTheLoop() async throws {
+        let thread = try LoopThread.start()
+        let loop = thread.loop
+        let onLoop = await Task(executorPreference: loop.executor) { loop.inLoop }.value
+        #expect(onLoop)
+        try thread.stopAndJoin()
+    }
+
+    /// `assumeIsolated` from a plain loop callback (a posted closure): the
+    /// runtime asks the executor's `isIsolatingCurrentContext()`.
+    @Test func assumeIsolatedWorksFromPlainLoopCallbacks() throws {
+        let loop = try MainRunLoop()
+        let model = LoopBoundModel(loop: loop)
+        var result: [Int] = []
+        try loop.executeInLoop {
+            result = model.assumeIsolated { model in
+                _ = model.append(7)
+                return model.values
+            }
+        }
+        try loop.runUntilIdle()
+        #expect(result == [7])
+        #expect(loop.executor.isIsolatingCurrentContext() == true)
+        let elsewhere = Mutex<Bool?>(nil)
+        let thread = TestThread { elsewhere.withLock { $0 = loop.executor.isIsolatingCurrentContext() } }
+        thread.join()
+        #expect(elsewhere.withLock { $0 } == false)
     }
 }
 

@@ -21,7 +21,7 @@ import Testing
             if item.index <= lastPerProducer[item.producer] { outOfOrder += 1 }
             lastPerProducer[item.producer] = item.index
             total += 1
-            if total == producers * postsPerProducer { try? loop.stop() }
+            if total == producers * postsPerProducer { loop.stop() }
         }
         let threads = (0..<producers).map { producer in
             TestThread {
@@ -46,7 +46,7 @@ import Testing
                 for _ in 0..<10_000 {
                     try! loop.execute {
                         if !loop.inLoop { wrongThread.add(1, ordering: .relaxed) }
-                        if count.add(1, ordering: .relaxed).newValue == 40_000 { try? loop.stop() }
+                        if count.add(1, ordering: .relaxed).newValue == 40_000 { loop.stop() }
                     }
                 }
             }
@@ -61,7 +61,7 @@ import Testing
         let loop = try MainRunLoop()
         let stopper = TestThread {
             usleep(20_000)
-            try! loop.stop()
+            loop.stop()
         }
         try loop.run()  // returns only because of the remote stop
         stopper.join()
@@ -76,7 +76,7 @@ import Testing
             done.store(true, ordering: .releasing)
         }
         while !done.load(ordering: .acquiring) { usleep(1000) }
-        thread.stopAndJoin()
+        try thread.stopAndJoin()
         let ranOnLoop = ran.load(ordering: .relaxed)
         #expect(ranOnLoop)
         #expect(thread.loop.isShutDown)

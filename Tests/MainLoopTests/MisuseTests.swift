@@ -11,15 +11,36 @@ import Testing
         #expect(throws: MainLoopError.shutDown) { try channel.post(1) }
         #expect(throws: MainLoopError.shutDown) { try loop.shutdown() }
         #expect(throws: MainLoopError.shutDown) { try loop.runUntilIdle() }
-        #expect(throws: MainLoopError.shutDown) { try loop.stop() }
+        loop.stop()  // nothing to stop: no error, no effect
     }
 
-    @Test func stoppingTwiceThrows() throws {
+    @Test func stopIsIdempotentAndConsumedByRun() throws {
         let loop = try MainRunLoop()
-        try loop.stop()
-        #expect(throws: MainLoopError.stopAlreadyRequested) { try loop.stop() }
-        try loop.run()  // consumes the pending stop and returns at once
-        try loop.stop()  // a new request is fine again
+        loop.stop()
+        loop.stop()  // the same request: no error
+        try loop.run()  // consumes the pending request and returns at once
+        var ran = false
+        try loop.executeInLoop {
+            ran = true
+            loop.stop()
+        }
+        try loop.run()  // the earlier requests are gone: it runs the job, which stops it
+        #expect(ran)
+    }
+
+    @Test func everyEntryPointRefusesReentryFromACallback() throws {
+        let loop = try MainRunLoop()
+        var errors: [MainLoopError] = []
+        try loop.executeInLoop {
+            for entry in [loop.run, loop.runOnce, loop.runUntilIdle, loop.shutdown] as [() throws(MainLoopError) -> Void] {
+                do throws(MainLoopError) { try entry() } catch { errors.append(error) }
+            }
+        }
+        try loop.runUntilIdle()
+        #expect(errors == Array(repeating: .reentrantDispatch, count: 4))
+        try loop.shutdown()
+        #expect(throws: MainLoopError.shutDown) { try loop.run() }
+        #expect(throws: MainLoopError.shutDown) { try loop.runOnce() }
     }
 
     @Test func manualClockCallsNeedADeterministicLoop() throws {

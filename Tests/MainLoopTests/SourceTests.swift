@@ -10,7 +10,7 @@ import Testing
         let source = try loop.addFileDescriptor(pipe.readEnd, interest: .read) { ready in
             events.append(ready)
             pipe.drain()
-            try? loop.stop()
+            loop.stop()
         }
         let writer = TestThread { usleep(5_000); pipe.writeByte() }
         try loop.run()
@@ -29,7 +29,7 @@ import Testing
             // Switch to nothing (parked), then remove from inside the handler.
             try? source.update(interest: [])
             try? source.remove()
-            try? loop.executeInLoop { try? loop.stop() }
+            try? loop.executeInLoop { loop.stop() }
         }
         try loop.run()
         #expect(log == ["writable"])
@@ -61,7 +61,7 @@ import Testing
         var deliveredOnLoop: [Bool] = []
         let source = try loop.addSignal(signalNumber) {
             deliveredOnLoop.append(loop.inLoop)
-            try? loop.stop()
+            loop.stop()
         }
         try loop.executeInLoop { kill(getpid(), signalNumber) }
         try loop.run()

@@ -15,7 +15,7 @@ import Testing
                 let timer = loop.makeTimer {
                     lateness.append(LoopInstant.monotonicNow().nanoseconds - due.nanoseconds)
                     remaining -= 1
-                    if remaining == 0 { try? loop.stop() }
+                    if remaining == 0 { loop.stop() }
                 }
                 timer.schedule(at: due)
             }
@@ -66,7 +66,7 @@ import Testing
         timer = loop.scheduleTimer(after: .milliseconds(2), repeating: .milliseconds(2)) {
             deadlines.append(timer.deadline)
             fireTimes.append(LoopInstant.monotonicNow())
-            if fireTimes.count == 10 { timer.cancel(); try? loop.stop() }
+            if fireTimes.count == 10 { timer.cancel(); loop.stop() }
         }
         try loop.run()
         // Deadlines stay on start + k·2ms (no drift), and none fired early.

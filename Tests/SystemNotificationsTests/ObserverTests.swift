@@ -69,7 +69,7 @@ import Testing
         try center.addObserver {
             precondition(loop.inLoop)
             received.append($0.payload["level"]!.jsonText)
-            if received.count == 100 { try? loop.stop() }
+            if received.count == 100 { loop.stop() }
         }
         let poster = center.poster
         let producer = DispatchGroup()

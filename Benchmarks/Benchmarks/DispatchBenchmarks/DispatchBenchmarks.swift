@@ -86,7 +86,7 @@ let benchmarks: @Sendable () -> Void = {
             var target = 0
             let channel = try loop.makeChannel(of: Int.self) { _ in
                 counter.value += 1
-                if counter.value == target { try? loop.stop() }
+                if counter.value == target { loop.stop() }
             }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {

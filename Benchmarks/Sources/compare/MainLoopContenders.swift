@@ -43,7 +43,7 @@ enum MainLoopContenders {
         let counter = Counter()
         let channel = try loop.makeChannel(of: Int.self) { _ in
             counter.value += 1
-            if counter.value == events { try? loop.stop() }
+            if counter.value == events { loop.stop() }
         }
         let perProducer = events / producers
         return try nanosecondsPerEvent(events) {
@@ -64,7 +64,7 @@ enum MainLoopContenders {
                 for _ in 0..<events {
                     try! loop.execute {
                         counter.value += 1
-                        if counter.value == events { try? loop.stop() }
+                        if counter.value == events { loop.stop() }
                     }
                 }
             }

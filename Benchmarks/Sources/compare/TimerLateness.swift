@@ -20,7 +20,7 @@ enum TimerLateness {
             let due = start + .milliseconds(index)
             loop.makeTimer {
                 lateness.append(Double(LoopInstant.monotonicNow().nanoseconds - due.nanoseconds) / 1000)
-                if lateness.count == count { try? loop.stop() }
+                if lateness.count == count { loop.stop() }
             }.schedule(at: due)
         }
         try loop.run()
