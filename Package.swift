@@ -59,9 +59,13 @@ let package = Package(
         ),
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
-        // Helpers shared by test targets (a seeded generator); not a product.
+        // Helpers shared by test targets (a seeded generator, child
+        // processes); not products.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "TestSupport"]),
+        // Scenarios that need the process's main thread, run as a child process.
+        .executableTarget(name: "MainQueueProbe", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications"],
+                          path: "Tests/MainQueueProbe"),
+        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire"]),
         .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents"]),

@@ -23,14 +23,32 @@ final class AppRun {
     var timers: [ObjectIdentifier: AppTimer] = [:]
     /// Timers that came due while suspended, in the order they came due.
     var missedTimers: [AppTimer] = []
-    /// Posted work dequeued while suspended, run after the resume.
-    var deferredWork: [() -> Void] = []
+    /// Posted work dequeued while suspended, run after the resume, in
+    /// order: the items from `deferredHead` on are still to run (a queue
+    /// with O(1) take; emptied once all ran).
+    private var deferredWork: [() -> Void] = []
+    private var deferredHead = 0
     /// App fd sources (parked while suspended).
     var sources: [ObjectIdentifier: AppFileDescriptorSource] = [:]
     /// Values the app keeps for this run (``RunLocalKey``).
     var locals: [ObjectIdentifier: Any] = [:]
     /// The current background period, while in background.
     var background: BackgroundPeriod?
+
+    /// Defers work to the resume.
+    func deferWork(_ work: @escaping () -> Void) { deferredWork.append(work) }
+
+    /// The next deferred work, in order, or nil when none is left.
+    func takeDeferredWork() -> (() -> Void)? {
+        guard deferredHead < deferredWork.count else { return nil }
+        let work = deferredWork[deferredHead]
+        deferredHead += 1
+        if deferredHead == deferredWork.count {
+            deferredWork.removeAll(keepingCapacity: true)
+            deferredHead = 0
+        }
+        return work
+    }
 
     /// The open task with `token`, if any.
     func taskIndex(_ token: BackgroundTaskToken) -> Int? { tasks.firstIndex { $0.token == token } }
@@ -40,13 +58,14 @@ final class AppRun {
     func end() -> Int {
         for timer in timers.values { timer.cancelForKill() }
         for source in sources.values { source.removeForKill() }
-        let lost = deferredWork.count
+        let lost = deferredWork.count - deferredHead
         tasks.removeAll()
         services.removeAll()
         keepAliveHandler = nil
         timers.removeAll()
         missedTimers.removeAll()
         deferredWork.removeAll()
+        deferredHead = 0
         sources.removeAll()
         locals.removeAll()
         background = nil

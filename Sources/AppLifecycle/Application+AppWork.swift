@@ -27,7 +27,7 @@ extension Application {
                 self.droppedAppWorkCount += 1
                 return
             }
-            if self.state.runsAppCode { work() } else { run.deferredWork.append(work) }
+            if self.state.runsAppCode { work() } else { run.deferWork(work) }
         }
     }
 
@@ -52,9 +52,10 @@ extension Application {
         let timers = run.missedTimers
         run.missedTimers.removeAll()
         for timer in timers where state.runsAppCode && currentRun === run { timer.fireMissed() }
-        while state.runsAppCode, currentRun === run, !run.deferredWork.isEmpty {
-            run.deferredWork.removeFirst()()
-        }
+        // In order, including work these add; stops when the app stops
+        // running code (what is left stays queued, or is counted as lost by a kill).
+        while state.runsAppCode, currentRun === run, let work = run.takeDeferredWork() { work() }
+        releaseMainQueueAfterResume()
     }
 
     func pauseAppSources() { for source in currentRun?.sources.values ?? [:].values { source.park() } }

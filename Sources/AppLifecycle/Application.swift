@@ -65,6 +65,9 @@ public final class Application {
     /// once in init; read for every input.
     @exclusivity(unchecked) private(set) var inbox: EventChannel<InboxEntry>!
 
+    /// Whether this app holds the main queue (see Application+MainQueue.swift).
+    var holdsMainQueue = false
+
     // Observers.
     private var engineObservers: [(EngineEvent) -> Void] = []
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
@@ -125,7 +128,7 @@ public final class Application {
         // freed on the loop's thread (a hop when released elsewhere).
         let resources = LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer]
                                         + localNotifications.compactMap(\.timer),
-                                      run: currentRun, inbox: inbox)
+                                      run: currentRun, inbox: inbox, heldMainQueue: holdsMainQueue ? loop : nil)
         if loop.inLoop {
             resources.release()
         } else {
@@ -249,6 +252,7 @@ public final class Application {
         if previous == .notRunning, newState != .notRunning { phase = .running(AppRun()) }
         if newState == .suspended { pauseAppSources() }
         if previous == .suspended, newState.runsAppCode { resumeAppSources() }
+        updateMainQueueHold(from: previous, to: newState)
         updateHoldingMode(for: newState)
         emit(.stateChanged(newState))
     }
@@ -317,10 +321,14 @@ private struct LoopResources: @unchecked Sendable {
     let timers: [LoopTimer]
     let run: AppRun?
     let inbox: EventChannel<InboxEntry>?
+    /// The main loop, when the application held its main queue.
+    let heldMainQueue: MainRunLoop?
 
     func release() {
         for timer in timers { timer.cancel() }
         _ = run?.end()
         try? inbox?.close()
+        // A released app gates nothing any more: what waited runs.
+        heldMainQueue?.releaseMainQueue(drainNow: false)
     }
 }

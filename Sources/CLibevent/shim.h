@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -117,5 +118,24 @@ static inline int CLibevent_arm_timerfd(int fd, long long nanoseconds) {
     }
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
+
+// libdispatch's main-queue hooks, the ones CoreFoundation's run loop uses on
+// Linux to run the main queue (DispatchQueue.main blocks and, through it,
+// @MainActor jobs) on a thread that runs its own loop instead of parking in
+// dispatch_main(). They are exported by libdispatch.so but declared only in
+// its private headers, so they are declared here. The handle is an eventfd
+// (EFD_NONBLOCK) that libdispatch writes when the main queue has work;
+// the callback drains the queue on the calling (main) thread.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
+
+/// The main queue's eventfd (created on first call).
+static inline int CLibevent_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
+
+/// Runs what the main queue holds, on the calling thread (the main thread).
+static inline void CLibevent_drain_main_queue(void) { _dispatch_main_queue_callback_4CF(NULL); }
+
+/// Whether the calling thread is the process's main thread.
+static inline int CLibevent_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
 
 #endif

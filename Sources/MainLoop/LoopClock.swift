@@ -34,18 +34,49 @@ public struct LoopClock: Clock, Sendable {
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// Suspends until `deadline` on the loop's clock (never earlier).
+    ///
+    /// `nonisolated(nonsending)`: the sleep starts on the caller's executor,
+    /// so code isolated to the loop arms its timer before it suspends (a
+    /// plain nonisolated async function would first hop to the global
+    /// executor, and a deterministic `advance` could run before the timer
+    /// exists). Called through the `Clock` protocol (e.g. by
+    /// `Task.sleep(for:clock:)`) it may start elsewhere: then the timer is
+    /// armed by a job on the loop.
     /// - Throws: `CancellationError` when the task is cancelled,
     ///   ``MainLoopError/shutDown`` when the loop is (or gets) shut down.
+    nonisolated(nonsending)
     public func sleep(until deadline: LoopInstant, tolerance: Duration? = nil) async throws {
+        try await sleep(until: deadline, on: #isolation)
+    }
+
+    /// The sleep, isolated to the caller's actor: the operation closure
+    /// captures `isolation`, so it too runs there (a closure that does not
+    /// would run on the global executor, and the continuation would arrive
+    /// on another thread, after the loop may already have moved on).
+    private func sleep(until deadline: LoopInstant, on isolation: isolated (any Actor)?) async throws {
         try Task.checkCancellation()
         let sleeper = LoopSleeper(loop: loop, deadline: deadline)
+        // Armed here, on the caller's executor, before anything suspends.
+        sleeper.arm()
+        // Runs once the task is back on its executor after the resume.
+        defer { sleeper.landed() }
         try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
-                sleeper.start(continuation)
+            try await withUnsafeThrowingContinuation(isolation: isolation) { continuation in
+                sleeper.attach(continuation)
             }
         } onCancel: {
             sleeper.cancel()
         }
+
+    }
+}
+
+extension LoopClock {
+    /// Suspends for `duration` on the loop's clock (never less), starting
+    /// on the caller's executor like ``sleep(until:tolerance:)``.
+    nonisolated(nonsending)
+    public func sleep(for duration: Duration, tolerance: Duration? = nil) async throws {
+        try await sleep(until: now.advanced(by: duration), tolerance: tolerance)
     }
 }
 

@@ -1,26 +1,29 @@
-/// One `LoopClock.sleep`: a continuation resumed exactly once, by whichever
-/// comes first of its timer (on the loop thread), the task's cancellation
-/// (any thread) or the loop's shutdown.
+/// One `LoopClock.sleep`: its timer, and the task's continuation, resumed
+/// exactly once by whichever comes first of the timer (loop thread), the
+/// task's cancellation (any thread) or the loop's shutdown.
 ///
-/// The continuation is guarded by a mutex because those three can race;
-/// the timer is loop-thread state, created by a job the sleep posts (or at
-/// once, when the sleep starts on the loop thread, so a deterministic
-/// `advance` sees it).
+/// The timer is armed when the sleep starts: at once when the sleep starts
+/// on the loop thread (so code isolated to the loop has its timer before
+/// it suspends, and a deterministic `advance` sees it), else by a job on
+/// the loop. The continuation arrives a moment later (the runtime may run
+/// `withTaskCancellationHandler`'s operation on another executor), so each
+/// outcome may come before it and is kept until then. The outcome is
+/// guarded by a mutex; the timer is loop-thread state.
 final class LoopSleeper: @unchecked Sendable {
     private enum State {
-        /// Created; the continuation is not there yet.
-        case created
-        /// Waiting for its deadline.
+        /// Armed; the continuation is not there yet.
+        case pending
+        /// Waiting for its deadline, cancellation or shutdown.
         case waiting(UnsafeContinuation<Void, any Error>)
-        /// Cancelled before the continuation arrived.
-        case cancelledEarly
+        /// Ended before the continuation arrived; delivered when it does.
+        case ended(Result<Void, any Error>)
         /// Resumed.
         case finished
     }
 
     private let loop: MainRunLoop
     private let deadline: LoopInstant
-    private let state = LockedValue(State.created)
+    private let state = LockedValue(State.pending)
     /// The timer, while scheduled. Loop thread only.
     private var timer: LoopTimer?
 
@@ -29,18 +32,11 @@ final class LoopSleeper: @unchecked Sendable {
         self.deadline = deadline
     }
 
-    /// Takes the task's continuation and schedules the timer on the loop.
-    func start(_ continuation: UnsafeContinuation<Void, any Error>) {
-        // Registered before it can be resumed, so a resume always finds it.
-        guard loop.registerSleeper(self) else { return continuation.resume(throwing: MainLoopError.shutDown) }
-        let cancelled = state.withLock { state -> Bool in
-            if case .cancelledEarly = state { return true }
-            state = .waiting(continuation)
-            return false
-        }
-        if cancelled {
-            loop.unregisterSleeper(self)
-            return continuation.resume(throwing: CancellationError())
+    /// Arms the timer (on the caller's thread when that is the loop thread).
+    func arm() {
+        guard loop.registerSleeper(self) else {
+            end(.failure(MainLoopError.shutDown))
+            return
         }
         if loop.inLoop {
             schedule()
@@ -48,24 +44,46 @@ final class LoopSleeper: @unchecked Sendable {
             do {
                 try loop.execute(priority: .app) { self.schedule() }
             } catch {
-                finish(.failure(error))
+                end(.failure(error))
             }
         }
     }
 
-    /// The task was cancelled (any thread): resume now, and drop the timer on the loop.
-    func cancel() {
-        let wasWaiting = state.withLock { state -> Bool in
+    /// Takes the task's continuation; resumes it at once if the sleep already ended.
+    func attach(_ continuation: UnsafeContinuation<Void, any Error>) {
+        let outcome = state.withLock { state -> Result<Void, any Error>? in
             switch state {
-            case .created:
-                state = .cancelledEarly
-                return false
-            case .waiting: return true
-            case .cancelledEarly, .finished: return false
+            case .pending:
+                state = .waiting(continuation)
+                return nil
+            case .ended(let result):
+                state = .finished
+                return result
+            case .waiting, .finished:
+                preconditionFailure("LoopSleeper: a continuation attached twice")
             }
         }
-        guard wasWaiting else { return }
-        finish(.failure(CancellationError()))
+        if let outcome { resume(continuation, with: outcome) }
+    }
+
+    /// Resumes the task; it counts as in flight until it is back on its
+    /// executor (``landed()``), so a deterministic `advance` can wait for it.
+    private func resume(_ continuation: UnsafeContinuation<Void, any Error>, with result: Result<Void, any Error>) {
+        loop.sleepersInFlight.add(1, ordering: .relaxed)
+        continuation.resume(with: result)
+    }
+
+    /// The task runs again after its sleep (on its own executor).
+    func landed() {
+        guard case .finished = state.withLock({ $0 }) else { return }
+        let left = loop.sleepersInFlight.subtract(1, ordering: .releasing).newValue
+        if left == 0, loop.isDeterministic { loop.wakeUp() }
+    }
+
+    /// The task was cancelled (any thread): the sleep ends with
+    /// `CancellationError` and its timer is removed on the loop.
+    func cancel() {
+        guard end(.failure(CancellationError())) else { return }
         if loop.inLoop {
             unschedule()
         } else {
@@ -74,28 +92,40 @@ final class LoopSleeper: @unchecked Sendable {
         }
     }
 
-    /// Resumes the task once (later calls do nothing) and leaves the loop's registry.
-    func finish(_ result: Result<Void, any Error>) {
-        let continuation = state.withLock { state -> UnsafeContinuation<Void, any Error>? in
-            guard case .waiting(let continuation) = state else { return nil }
-            state = .finished
-            return continuation
+    /// Ends the sleep with `result` unless it already ended; resumes the
+    /// task now if its continuation is there, else when it arrives.
+    /// Returns whether this call ended it.
+    @discardableResult
+    func end(_ result: Result<Void, any Error>) -> Bool {
+        let (ended, continuation) = state.withLock { state -> (Bool, UnsafeContinuation<Void, any Error>?) in
+            switch state {
+            case .pending:
+                state = .ended(result)
+                return (true, nil)
+            case .waiting(let continuation):
+                state = .finished
+                return (true, continuation)
+            case .ended, .finished:
+                return (false, nil)
+            }
         }
-        guard let continuation else { return }
-        loop.unregisterSleeper(self)
-        continuation.resume(with: result)
+        if ended { loop.unregisterSleeper(self) }
+        if let continuation { resume(continuation, with: result) }
+        return ended
     }
 
     /// Loop thread: arms the timer unless the sleep already ended.
     private func schedule() {
-        let isWaiting = state.withLock { state -> Bool in
-            if case .waiting = state { return true }
-            return false
+        let isLive = state.withLock { state -> Bool in
+            switch state {
+            case .pending, .waiting: return true
+            case .ended, .finished: return false
+            }
         }
-        guard isWaiting else { return }
+        guard isLive else { return }
         let timer = loop.makeTimer { [self] in
             self.timer = nil
-            finish(.success(()))
+            end(.success(()))
         }
         self.timer = timer
         timer.schedule(at: deadline)
@@ -109,7 +139,7 @@ final class LoopSleeper: @unchecked Sendable {
 }
 
 extension MainRunLoop {
-    /// Adds a sleeper to those resumed at shutdown; false when shut down.
+    /// Adds a sleeper to those ended at shutdown; false when shut down.
     func registerSleeper(_ sleeper: LoopSleeper) -> Bool {
         sleepers.withLock { sleepers in
             guard sleepers != nil else { return false }
@@ -128,6 +158,7 @@ extension MainRunLoop {
             defer { sleepers = nil }
             return sleepers.map { Array($0.values) } ?? []
         }
-        for sleeper in waiting { sleeper.finish(.failure(MainLoopError.shutDown)) }
+        for sleeper in waiting { sleeper.end(.failure(MainLoopError.shutDown)) }
     }
 }
+

@@ -1,5 +1,6 @@
 import CLibevent
 import Glibc
+import Synchronization
 
 
 private let janitorTrampoline: event_callback_fn = { _, _, context in
@@ -68,9 +69,14 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Wakes the loop for `stop()` from another thread.
     private let controlFD: Int32
     private var controlEvent: OpaquePointer?
+    /// The main dispatch queue's link, on ``main`` only. Loop thread.
+    var mainQueue: MainQueueLink?
     /// Tasks sleeping on ``clock``, resumed with an error at shutdown (nil
     /// once shut down). Any thread, under its mutex.
     let sleepers = LockedValue<[ObjectIdentifier: LoopSleeper]?>([:])
+    /// Sleeps resumed whose tasks are not yet back on their executors
+    /// (deterministic `runUntilIdle` waits for them). Any thread.
+    let sleepersInFlight = Atomic<Int>(0)
     /// The simulated-blocking watchdog deadline (deterministic loops). Loop thread.
     var manualWatchdog: (deadline: LoopInstant, tripped: Bool)?
 
@@ -276,13 +282,36 @@ public final class MainRunLoop: @unchecked Sendable {
     public func runUntilIdle() throws(MainLoopError) {
         guard try begin(.dispatching), let base = core.base else { return }
         defer { end() }
-        var before: UInt64
-        repeat {
-            before = core.workCounter
-            timers.activateIfDue()
-            _ = CLibevent_loop_nonblock(base)
-            if core.isShutDown { return }
-        } while core.workCounter != before
+        var waitedForSleepers = 0
+        let heldSignals = mainQueue?.signalsWhileHeld
+        while true {
+            var before: UInt64
+            repeat {
+                before = core.workCounter
+                timers.activateIfDue()
+                _ = CLibevent_loop_nonblock(base)
+                if core.isShutDown { return }
+            } while core.workCounter != before
+            guard isDeterministic, waitsForResumedSleepers(since: heldSignals, waited: waitedForSleepers) else { return }
+            usleep(50)
+            waitedForSleepers += 1
+        }
+    }
+
+    /// Deterministic loops: whether `runUntilIdle` should wait a moment
+    /// longer for tasks whose sleeps just ended. The runtime resumes a task
+    /// on the global executor, which then hops it to its own executor (this
+    /// loop's, or the main queue) from another thread; idle means it got
+    /// there and ran. While the main queue is held such a task cannot run:
+    /// then its arrival in the queue (libdispatch signals it) is enough.
+    /// Waited for in 50 µs steps, at most 5 s (a task stuck elsewhere is not
+    /// waited for).
+    private func waitsForResumedSleepers(since heldSignals: Int?, waited: Int) -> Bool {
+        guard sleepersInFlight.load(ordering: .acquiring) > 0, waited < 100_000 else { return false }
+        if let link = mainQueue, link.onReadyWhileHeld != nil {
+            return link.signalsWhileHeld == heldSignals && waited < 400
+        }
+        return true
     }
 
     /// Asks the loop to stop: `run()` returns after the current callback, or
@@ -305,6 +334,12 @@ public final class MainRunLoop: @unchecked Sendable {
                 _ = write(controlFD, &one, 8)
             }
         }
+    }
+
+    /// Wakes the loop if it waits in libevent (any thread).
+    func wakeUp() {
+        var one: UInt64 = 1
+        _ = write(controlFD, &one, 8)
     }
 
     /// Takes a pending stop request, if any (deterministic `advance`).

@@ -1,0 +1,37 @@
+import Foundation
+
+/// An executable built beside the test bundle (in the same `debug` or
+/// `release` products folder), run as a child process.
+public enum BuiltExecutable {
+    /// The path of the executable `name` beside the running test bundle.
+    public static func path(_ name: String) -> String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        // The test bundle may be a directory (…/MainLoopPackageTests.xctest/…) or a file.
+        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent(name).path
+    }
+
+    /// Runs `name ARGS...` to completion (killed after `timeout` seconds).
+    /// - Returns: the exit status (or the signal, negated) and standard output and error.
+    public static func run(_ name: String, _ arguments: [String], timeout: Double = 30) throws
+        -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path(name))
+        process.arguments = arguments
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}
