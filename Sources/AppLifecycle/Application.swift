@@ -69,7 +69,7 @@ public final class Application {
     var holdsMainQueue = false
 
     // Observers.
-    private var engineObservers: [(EngineEvent) -> Void] = []
+    private var engineObservers: [(id: Int, body: (EngineEvent) -> Void)] = []
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
     private var nextObserverID = 0
 
@@ -146,9 +146,19 @@ public final class Application {
     // MARK: Observers
 
     /// Observes engine events in every state (monitoring, replay output).
-    public func addEngineObserver(_ observer: @escaping (EngineEvent) -> Void) {
+    /// Returns a token for ``removeEngineObserver(_:)``.
+    @discardableResult
+    public func addEngineObserver(_ observer: @escaping (EngineEvent) -> Void) -> Int {
         loop.preconditionInLoop()
-        engineObservers.append(observer)
+        nextObserverID += 1
+        engineObservers.append((nextObserverID, observer))
+        return nextObserverID
+    }
+
+    /// Removes an engine observer; unknown tokens are ignored.
+    public func removeEngineObserver(_ token: Int) {
+        loop.preconditionInLoop()
+        engineObservers.removeAll { $0.id == token }
     }
 
     /// Observes lifecycle callbacks: called after the delegate's matching
@@ -169,7 +179,7 @@ public final class Application {
     }
 
     func emit(_ event: EngineEvent) {
-        for observer in engineObservers { observer(event) }
+        for observer in engineObservers { observer.body(event) }
     }
 
     // MARK: Commands

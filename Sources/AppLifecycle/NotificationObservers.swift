@@ -62,6 +62,10 @@ final class NotificationObservers {
     @exclusivity(unchecked) private var nextID = 0
     @exclusivity(unchecked) private var slotCount = 0
 
+    /// How many observers are registered (including those added during a
+    /// delivery, excluding those removed during one).
+    var count: Int { entries.count + addedMeanwhile.count - removalsMeanwhile }
+
     /// Makes room for `count` kind slots.
     func ensureSlots(_ count: Int) {
         guard count > slotCount else { return }
