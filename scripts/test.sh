@@ -19,7 +19,7 @@ fi
 
 echo "== cross-thread tests under ThreadSanitizer"
 swift test --sanitize=thread --scratch-path .build-tsan \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests'
 
 echo "== allocation gate (ordo-one suites against Benchmarks/Thresholds)"
 bash Benchmarks/scripts/check-thresholds.sh

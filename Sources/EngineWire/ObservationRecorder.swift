@@ -30,8 +30,9 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// every notification kind.
     public func attach(to application: Application) throws(NotificationCenterError) {
         application.delegate = self
-        application.addEngineObserver { [unowned self] in self.engine($0) }
-        try application.notifications.addObserver { [unowned self] in self.record(Self.fields(of: $0)) }
+        // Weak: the application may outlive the recorder (it keeps its observers).
+        application.addEngineObserver { [weak self] in self?.engine($0) }
+        try application.notifications.addObserver { [weak self] in self?.record(Self.fields(of: $0)) }
     }
 
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.

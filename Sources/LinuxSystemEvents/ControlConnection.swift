@@ -14,7 +14,11 @@ import MainLoopJSON
 /// ends the connection.
 final class ControlConnection {
     let fd: Int32
-    private let server: ControlServer
+    /// Weak: the server owns its connections (a strong reference back was
+    /// a cycle that kept a released server and its socket alive).
+    private weak var server: ControlServer?
+    /// The longest request line accepted (the server's).
+    private let maxLineBytes: Int
     private var source: FileDescriptorSource?
     private var input: [UInt8] = []
     private var output: [UInt8] = []
@@ -23,7 +27,9 @@ final class ControlConnection {
     init(fd: Int32, server: ControlServer, loop: MainRunLoop) throws(MainLoopError) {
         self.fd = fd
         self.server = server
-        source = try loop.addFileDescriptor(fd, interest: .read, priority: .input) { [unowned self] ready in
+        maxLineBytes = server.maxLineBytes
+        source = try loop.addFileDescriptor(fd, interest: .read, priority: .input) { [weak self] ready in
+            guard let self else { return }
             if ready.contains(.read) { self.readable() }
             if ready.contains(.write) { self.flush() }
         }
@@ -55,18 +61,19 @@ final class ControlConnection {
             var line = Array(input[..<newline])
             input.removeSubrange(...newline)
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            guard line.count <= server.maxLineBytes else { return rejectOversize() }
+            guard line.count <= maxLineBytes else { return rejectOversize() }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            guard let server else { return false }
             reply(server.respond(to: String(decoding: line, as: UTF8.self)))
             if closeWhenFlushed { return false }
         }
-        guard input.count <= server.maxLineBytes else { return rejectOversize() }
+        guard input.count <= maxLineBytes else { return rejectOversize() }
         return true
     }
 
     private func rejectOversize() -> Bool {
         input.removeAll()
-        reply(EngineQueries.error("request line exceeds \(server.maxLineBytes) bytes; closing the connection"))
+        reply(EngineQueries.error("request line exceeds \(maxLineBytes) bytes; closing the connection"))
         closeAfterFlush()
         return false
     }
@@ -117,9 +124,9 @@ final class ControlConnection {
 
     func close(reason: String?) {
         guard let source else { return }
-        try? source.remove()
+        source.removeIfNeeded()
         self.source = nil
         Glibc.close(fd)
-        server.connectionClosed(self, reason: reason)
+        server?.connectionClosed(self, reason: reason)
     }
 }

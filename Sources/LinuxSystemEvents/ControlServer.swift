@@ -11,7 +11,8 @@ import MainLoopJSON
 /// connection's peer is checked with `SO_PEERCRED`: only the service's own
 /// user (and root) may talk to it; others get an error line and are
 /// disconnected. Lines are limited to ``maxLineBytes`` and connections to
-/// ``maxConnections``. Loop thread only.
+/// ``maxConnections``. Loop thread only; may be released on any thread
+/// (released without ``stop()``, it stops on the loop).
 public final class ControlServer {
     /// The socket path.
     public let path: String
@@ -66,8 +67,20 @@ public final class ControlServer {
             close(listenFD)
             throw error
         }
-        listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input) { [unowned self] _ in
-            self.acceptAll()
+        listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input) { [weak self] _ in
+            self?.acceptAll()
+        }
+    }
+
+    deinit {
+        guard let listenSource else { return }
+        // Released without stop(), perhaps on another thread: stop on the loop.
+        let resources = (source: listenSource, fd: listenFD, path: path, connections: Array(connections.values))
+        loop.releaseOnLoop(resources) { resources in
+            for connection in resources.connections { connection.close(reason: nil) }
+            resources.source.removeIfNeeded()
+            close(resources.fd)
+            unlink(resources.path)
         }
     }
 
@@ -75,7 +88,7 @@ public final class ControlServer {
     public func stop() {
         for connection in connections.values { connection.close(reason: nil) }
         guard let listenSource else { return }
-        try? listenSource.remove()
+        listenSource.removeIfNeeded()
         self.listenSource = nil
         close(listenFD)
         unlink(path)

@@ -7,13 +7,22 @@ import MainLoop
 /// atomic writes replace files by rename, and `ln -sf` replaces
 /// /etc/localtime by unlink + symlink, either of which would orphan a watch
 /// on the old inode. Events for one file in one read batch are coalesced
-/// into one handler call. Loop thread only.
+/// into one handler call. Loop thread only, except that it may be released
+/// on any thread (its cleanup then runs on the loop).
 public final class FileWatcher {
-    private let loop: MainRunLoop
+    /// Identifies one ``watch(_:handler:)`` for ``unwatch(_:)``.
+    public struct Token: Hashable, Sendable {
+        let id: Int
+        let path: String
+    }
+
+    /// The loop the watcher runs on.
+    public let loop: MainRunLoop
     private let inotifyFD: Int32
     private var source: FileDescriptorSource?
     /// Watch descriptor → (file name in that directory → handlers).
-    private var watches: [Int32: [String: [() -> Void]]] = [:]
+    private var watches: [Int32: [String: [(id: Int, body: () -> Void)]]] = [:]
+    private var nextID = 0
     private var directories: [String: Int32] = [:]
 
     /// What counts as a change of a file in a watched directory.
@@ -24,22 +33,29 @@ public final class FileWatcher {
         self.loop = loop
         inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotifyFD >= 0 else { throw .system(operation: "inotify_init1", errno: errno) }
-        source = try loop.addFileDescriptor(inotifyFD, interest: .read, priority: .system) { [unowned self] _ in
-            self.readEvents()
+        // Weak: the watcher may be released on another thread, and an event
+        // arriving before its cleanup runs on the loop then finds nobody.
+        source = try loop.addFileDescriptor(inotifyFD, interest: .read, priority: .system) { [weak self] _ in
+            self?.readEvents()
         }
     }
 
     deinit {
-        // After the loop shut down, its sources are already released.
-        if let source, !source.isRemoved { try? source.remove() }
-        close(inotifyFD)
+        // Released on any thread: the source goes away on the loop thread,
+        // then the descriptor is closed (in that order, so libevent never
+        // watches a closed descriptor).
+        loop.releaseOnLoop((source, inotifyFD)) { source, descriptor in
+            source?.removeIfNeeded()
+            close(descriptor)
+        }
     }
 
     /// Calls `handler` on the loop whenever `path` is written, replaced,
     /// created or deleted.
     /// - Throws: ``MainLoopError/system(operation:errno:)`` when the
     ///   directory cannot be watched (for example, it does not exist).
-    public func watch(_ path: String, handler: @escaping () -> Void) throws(MainLoopError) {
+    @discardableResult
+    public func watch(_ path: String, handler: @escaping () -> Void) throws(MainLoopError) -> Token {
         loop.preconditionInLoop()
         let (directory, name) = Self.split(path)
         let descriptor: Int32
@@ -50,7 +66,47 @@ public final class FileWatcher {
             guard descriptor >= 0 else { throw .system(operation: "inotify_add_watch(\(directory))", errno: errno) }
             directories[directory] = descriptor
         }
-        watches[descriptor, default: [:]][name, default: []].append(handler)
+        nextID += 1
+        watches[descriptor, default: [:]][name, default: []].append((nextID, handler))
+        return Token(id: nextID, path: path)
+    }
+
+    /// Stops calling one handler (idempotent). The directory's watch is
+    /// removed once none of its files is watched.
+    public func unwatch(_ token: Token) {
+        loop.preconditionInLoop()
+        let (directory, name) = Self.split(token.path)
+        guard let descriptor = directories[directory] else { return }
+        watches[descriptor]?[name]?.removeAll { $0.id == token.id }
+        if watches[descriptor]?[name]?.isEmpty ?? false { watches[descriptor]?[name] = nil }
+        removeWatchIfUnused(directory, descriptor)
+    }
+
+    /// Stops calling every handler registered for `path`; the directory's
+    /// watch is removed once none of its files is watched. Returns whether
+    /// `path` was watched.
+    @discardableResult
+    public func unwatch(_ path: String) -> Bool {
+        loop.preconditionInLoop()
+        let (directory, name) = Self.split(path)
+        guard let descriptor = directories[directory], watches[descriptor]?[name] != nil else { return false }
+        watches[descriptor]?[name] = nil
+        removeWatchIfUnused(directory, descriptor)
+        return true
+    }
+
+    private func removeWatchIfUnused(_ directory: String, _ descriptor: Int32) {
+        guard watches[descriptor]?.isEmpty ?? true else { return }
+        watches[descriptor] = nil
+        directories[directory] = nil
+        inotify_rm_watch(inotifyFD, descriptor)
+    }
+
+    /// The paths watched now, sorted.
+    public var watchedPaths: [String] {
+        directories.flatMap { directory, descriptor in
+            (watches[descriptor] ?? [:]).keys.map { directory == "/" ? "/" + $0 : directory + "/" + $0 }
+        }.sorted()
     }
 
     static func split(_ path: String) -> (directory: String, name: String) {
@@ -78,7 +134,7 @@ public final class FileWatcher {
             }
         }
         for (descriptor, name) in changed {
-            for handler in watches[descriptor]?[name] ?? [] { handler() }
+            for handler in watches[descriptor]?[name] ?? [] { handler.body() }
         }
     }
 }

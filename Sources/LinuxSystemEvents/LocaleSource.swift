@@ -10,7 +10,7 @@ import SystemNotifications
 /// When the file names no locale, the process's `LC_ALL`/`LANG` at start
 /// are used. `fr_FR.UTF-8@euro` becomes the identifier `fr_FR`; the POSIX
 /// locales `C` and `POSIX` become `en_US_POSIX`, as on Apple platforms.
-/// Loop thread only.
+/// Loop thread only; may be released on any thread (it stops watching on the loop).
 public final class LocaleSource {
     /// The file watched.
     public let path: String
@@ -18,6 +18,8 @@ public final class LocaleSource {
     public private(set) var identifier: String
     private let fallback: String
     private let post: (SystemEvent) -> Void
+    private let watcher: FileWatcher
+    private var watch: FileWatcher.Token?
 
     public init(path: String = "/etc/default/locale", watcher: FileWatcher,
                 post: @escaping (SystemEvent) -> Void) throws(MainLoopError) {
@@ -25,7 +27,13 @@ public final class LocaleSource {
         self.post = post
         fallback = Self.identifier(fromEnvironmentValue: ProcessEnvironment.value("LC_ALL") ?? ProcessEnvironment.value("LANG") ?? "C")
         identifier = Self.read(path) ?? fallback
-        try watcher.watch(path) { [unowned self] in self.reload() }
+        self.watcher = watcher
+        watch = try watcher.watch(path) { [weak self] in self?.reload() }
+    }
+
+    deinit {
+        guard let watch else { return }
+        watcher.loop.releaseOnLoop((watcher, watch)) { watcher, watch in watcher.unwatch(watch) }
     }
 
     /// Re-reads the file and posts the identifier if it changed.

@@ -57,8 +57,10 @@ public final class ServiceHost {
         defaultsMonitor = try UserDefaultsMonitor(store: defaults, watcher: watcher, post: post) { error in
             logger.error("\(error)")
         }
+        // Weak: a host released on another thread is gone before its
+        // server's cleanup runs on the loop; a request in between is refused.
         control = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger) {
-            [unowned self] request in self.handle(request)
+            [weak self] request in self?.handle(request) ?? EngineQueries.error("the service is shutting down")
         }
     }
 

@@ -15,7 +15,8 @@ import SystemNotifications
 ///
 /// Each is re-armed after it fires; a clock set or zone change re-arms the
 /// midnight and DST timers too, since both are wall-clock instants. The
-/// wall clock is injectable for deterministic tests. Loop thread only.
+/// wall clock is injectable for deterministic tests. Loop thread only; may be
+/// released on any thread (its cleanup runs on the loop).
 public final class SignificantTimeChangeSource {
     private let loop: MainRunLoop
     private let clock: any WallClock
@@ -25,6 +26,9 @@ public final class SignificantTimeChangeSource {
     private var clockSetFD: Int32 = -1
     private var clockSetSource: FileDescriptorSource?
     private var zoneIdentity: String
+    /// The zone files' watches (removed when the source is released).
+    private var zoneWatches: [FileWatcher.Token] = []
+    private let watcher: FileWatcher?
 
     /// - Parameters:
     ///   - watcher: watches the zone files (`zoneFiles`); nil to skip.
@@ -37,18 +41,25 @@ public final class SignificantTimeChangeSource {
         self.clock = clock
         self.post = post
         zoneIdentity = clock.zoneIdentity()
-        midnightTimer = loop.makeTimer { [unowned self] in
+        self.watcher = watcher
+        // Weak captures: the source may be released on another thread, and
+        // what fires before its cleanup runs on the loop then finds nobody.
+        midnightTimer = loop.makeTimer { [weak self] in
+            guard let self else { return }
             self.post(.significantTimeChange(.midnight))
             self.armMidnight()
         }
-        daylightSavingTimer = loop.makeTimer { [unowned self] in
+        daylightSavingTimer = loop.makeTimer { [weak self] in
+            guard let self else { return }
             self.post(.significantTimeChange(.daylightSaving))
             self.armDaylightSaving()
         }
         if let watcher {
             for file in zoneFiles {
                 // A missing directory only means that file cannot change here.
-                try? watcher.watch(file) { [unowned self] in self.checkTimeZone() }
+                if let token = try? watcher.watch(file, handler: { [weak self] in self?.checkTimeZone() }) {
+                    zoneWatches.append(token)
+                }
             }
         }
         if detectClockSet { try startClockSetDetection() }
@@ -57,13 +68,16 @@ public final class SignificantTimeChangeSource {
     }
 
     deinit {
-        if loop.inLoop {
-            midnightTimer.cancel()
-            daylightSavingTimer.cancel()
+        // Released on any thread: timers, the clock-set source and the zone
+        // watches go away on the loop thread, then the descriptor is closed.
+        let resources = (timers: [midnightTimer, daylightSavingTimer], source: clockSetSource, fd: clockSetFD,
+                         watcher: watcher, watches: zoneWatches)
+        loop.releaseOnLoop(resources) { resources in
+            for timer in resources.timers { timer?.cancel() }
+            resources.source?.removeIfNeeded()
+            if resources.fd >= 0 { close(resources.fd) }
+            for token in resources.watches { resources.watcher?.unwatch(token) }
         }
-        // After the loop shut down, its sources are already released.
-        if let clockSetSource, !clockSetSource.isRemoved { try? clockSetSource.remove() }
-        if clockSetFD >= 0 { close(clockSetFD) }
     }
 
     /// Re-reads the zone (TZ and zone files) and posts `timeZone` if it
@@ -102,8 +116,8 @@ public final class SignificantTimeChangeSource {
         clockSetFD = CLinux_realtime_timerfd()
         guard clockSetFD >= 0 else { throw .system(operation: "timerfd_create", errno: errno) }
         try armClockSetTimer()
-        clockSetSource = try loop.addFileDescriptor(clockSetFD, interest: .read, priority: .system) { [unowned self] _ in
-            self.clockSetReadable()
+        clockSetSource = try loop.addFileDescriptor(clockSetFD, interest: .read, priority: .system) { [weak self] _ in
+            self?.clockSetReadable()
         }
     }
 

@@ -8,7 +8,7 @@ import SystemNotifications
 ///
 /// A corrupt file is reported through `onError` and ignored: the last good
 /// snapshot stays, so the next good write produces the right key diff.
-/// Loop thread only.
+/// Loop thread only; may be released on any thread (it stops watching on the loop).
 public final class UserDefaultsMonitor {
     /// The store watched.
     public let store: UserDefaultsStore
@@ -16,6 +16,8 @@ public final class UserDefaultsMonitor {
     public private(set) var snapshot: JSONObject
     private let post: (SystemEvent) -> Void
     private let onError: (UserDefaultsError) -> Void
+    private let watcher: FileWatcher
+    private var watch: FileWatcher.Token?
 
     public init(store: UserDefaultsStore, watcher: FileWatcher, post: @escaping (SystemEvent) -> Void,
                 onError: @escaping (UserDefaultsError) -> Void) throws(MainLoopError) {
@@ -30,7 +32,13 @@ public final class UserDefaultsMonitor {
         }
         // The directory must exist to be watched.
         do { try store.createParentDirectories() } catch { onError(error) }
-        try watcher.watch(store.path) { [unowned self] in self.reload() }
+        self.watcher = watcher
+        watch = try watcher.watch(store.path) { [weak self] in self?.reload() }
+    }
+
+    deinit {
+        guard let watch else { return }
+        watcher.loop.releaseOnLoop((watcher, watch)) { watcher, watch in watcher.unwatch(watch) }
     }
 
     /// The current contents as events (for the center's initial values).

@@ -28,7 +28,7 @@ public final class FileDescriptorSource: LoopRegistered {
     @exclusivity(unchecked) public private(set) var isRemoved = false
 
     /// The loop's shared state (held strongly: no `unowned` load per event).
-    private let core: LoopCore
+    let core: LoopCore
     private let handler: (Readiness) -> Void
     @exclusivity(unchecked) private var event: OpaquePointer?
 

@@ -78,13 +78,22 @@ final class LoopCore: @unchecked Sendable {
     /// Now on the loop's clock: the monotonic clock, or the manual one.
     var now: LoopInstant { isDeterministic ? manualNow : .monotonicNow() }
 
-    /// Fails with a clear message unless called on the loop thread.
-    func preconditionInLoop(file: StaticString = #fileID, line: UInt = #line) {
-        precondition(isLoopThread, "must be called on the main loop's thread", file: file, line: line)
+    /// Fails with a message naming the method and the rule unless called
+    /// on the loop thread.
+    func preconditionInLoop(function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        guard !isLoopThread else { return }
+        offLoopThread(function: function, file: file, line: line)
     }
 
     @inlinable
     var isShutDown: Bool { base == nil }
+
+    /// The failure of ``preconditionInLoop(function:file:line:)``.
+    func offLoopThread(function: StaticString, file: StaticString, line: UInt) -> Never {
+        preconditionFailure("\(function) (\(file)) must be called on its loop's thread: a loop and everything bound to it "
+                            + "(sources, timers, channels, applications) are used on the thread that created the loop; "
+                            + "from elsewhere, hop with loop.execute", file: file, line: line)
+    }
 
     @usableFromInline
     func drainActivated(_ priority: LoopPriority) {

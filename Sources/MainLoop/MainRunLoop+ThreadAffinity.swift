@@ -7,11 +7,18 @@ extension MainRunLoop {
     /// loop-only method calls this; use it in your own loop-bound code.
     /// Inlinable: it is one thread-id compare on every hot path.
     @inlinable
-    public func preconditionInLoop(file: StaticString = #fileID, line: UInt = #line) {
-        precondition(core.isLoopThread, "must be called on the main loop's thread", file: file, line: line)
+    public func preconditionInLoop(function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        if !core.isLoopThread { offLoopThread(function: function, file: file, line: line) }
     }
 
-    /// Like ``preconditionInLoop(file:line:)`` but checked in debug builds
+    /// The failure of ``preconditionInLoop(function:file:line:)``: names the
+    /// method and the rule. Outlined, so the inlined check stays one compare.
+    @usableFromInline
+    func offLoopThread(function: StaticString, file: StaticString, line: UInt) -> Never {
+        core.offLoopThread(function: function, file: file, line: line)
+    }
+
+    /// Like ``preconditionInLoop(function:file:line:)`` but checked in debug builds
     /// only, for hot paths.
     @inlinable
     public func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {

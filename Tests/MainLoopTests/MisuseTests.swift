@@ -61,11 +61,15 @@ import Testing
         #expect(errors == [.reentrantDispatch, .reentrantDispatch])
     }
 
-    @Test func loopOnlyMethodsFailTheirPreconditionOffTheLoopThread() async {
-        await #expect(processExitsWith: .failure) {
+    /// The failure names the method, its file and the rule.
+    @Test func loopOnlyMethodsFailTheirPreconditionOffTheLoopThread() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = try! MainRunLoop()
             let thread = TestThread { _ = loop.makeTimer {} }
             thread.join()
         }
+        let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(message.contains("makeTimer(_:) (MainLoop/MainRunLoop.swift) must be called on its loop's thread"), "\(message)")
+        #expect(message.contains("hop with loop.execute"))
     }
 }

@@ -1,0 +1,177 @@
+import AppLifecycle
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import Logging
+import MainLoop
+import SystemNotifications
+import Testing
+
+/// Hands a loop-bound object from its loop thread to the test thread, where
+/// the test drops the last reference.
+private final class Handoff<Value>: @unchecked Sendable {
+    var value: Value?
+}
+
+/// Every loop-bound type released on a thread other than its loop's: its
+/// cleanup runs on the loop (sources removed, descriptors closed, watches
+/// and timers gone), and an event arriving meanwhile finds nobody instead
+/// of a dangling reference.
+@Suite(.serialized) struct OffLoopReleaseTests {
+    /// Runs `body` on the loop thread and waits for its result.
+    @discardableResult
+    private func onLoop<Value>(_ thread: LoopThread, _ body: @escaping @Sendable () throws -> Value) throws -> Value {
+        let result = Handoff<Result<Value, any Error>>()
+        let done = DispatchSemaphore(value: 0)
+        try thread.loop.execute {
+            result.value = Result { try body() }
+            done.signal()
+        }
+        done.wait()
+        return try result.value!.get()
+    }
+
+    /// The descriptors this process has open.
+    private func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+
+    /// Waits until the loop has run everything posted so far (the cleanup hops).
+    private func settle(_ thread: LoopThread) throws {
+        for _ in 0..<3 { _ = try onLoop(thread) {} }
+    }
+
+    @Test func fileWatcherReleasedOffTheLoopClosesItsDescriptor() throws {
+        let directory = TemporaryDirectory()
+        let thread = try LoopThread.start()
+        let before = openDescriptors()
+        let fired = Handoff<Int>()
+        let handoff = Handoff<FileWatcher>()
+        let watched = directory.file("watched")
+        try onLoop(thread) {
+            let watcher = try FileWatcher(loop: thread.loop)
+            try watcher.watch(watched) { fired.value = (fired.value ?? 0) + 1 }
+            handoff.value = watcher
+        }
+        #expect(openDescriptors() == before + 1)
+        handoff.value = nil  // released here, off the loop
+        #expect(FileManager.default.createFile(atPath: directory.file("watched"), contents: Data("x".utf8)))
+        try settle(thread)
+        #expect(openDescriptors() == before, "the inotify descriptor is closed on the loop")
+        try thread.stopAndJoin()
+    }
+
+    @Test func unwatchStopsOneHandlerAndDropsTheWatchWhenUnused() throws {
+        let directory = TemporaryDirectory()
+        let loop = try MainRunLoop()
+        let watcher = try FileWatcher(loop: loop)
+        var calls: [String] = []
+        let first = try watcher.watch(directory.file("a")) { calls.append("first") }
+        try watcher.watch(directory.file("a")) { calls.append("second") }
+        #expect(watcher.watchedPaths == [directory.file("a")])
+        watcher.unwatch(first)
+        #expect(FileManager.default.createFile(atPath: directory.file("a"), contents: Data("x".utf8)))
+        for _ in 0..<20 where calls.isEmpty {
+            try loop.runUntilIdle()
+            usleep(5_000)
+        }
+        #expect(calls == ["second"])
+        #expect(watcher.unwatch(directory.file("a")))
+        #expect(watcher.watchedPaths.isEmpty)
+        #expect(!watcher.unwatch(directory.file("a")))
+    }
+
+    @Test func sourcesReleasedOffTheLoopStopWatching() throws {
+        let directory = TemporaryDirectory()
+        let thread = try LoopThread.start()
+        let watcherBox = Handoff<FileWatcher>()
+        let locale = Handoff<LocaleSource>(), monitor = Handoff<UserDefaultsMonitor>()
+        let time = Handoff<SignificantTimeChangeSource>()
+        let posted = Handoff<Int>()
+        let baselineTimers = try onLoop(thread) { thread.loop.scheduledTimerCount }
+        let before = openDescriptors()
+        let path = directory.path
+        try onLoop(thread) {
+            let watcher = try FileWatcher(loop: thread.loop)
+            watcherBox.value = watcher
+            let post: (SystemEvent) -> Void = { _ in posted.value = (posted.value ?? 0) + 1 }
+            locale.value = try LocaleSource(path: path + "/locale", watcher: watcher, post: post)
+            monitor.value = try UserDefaultsMonitor(store: UserDefaultsStore(path: path + "/defaults.json"),
+                                                    watcher: watcher, post: post) { _ in }
+            time.value = try SignificantTimeChangeSource(loop: thread.loop, clock: SystemWallClock(), watcher: watcher,
+                                                         zoneFiles: [path + "/localtime"], post: post)
+        }
+        #expect(try onLoop(thread) { watcherBox.value!.watchedPaths.count } == 3)
+        locale.value = nil
+        monitor.value = nil
+        time.value = nil
+        try "LANG=fr_FR.UTF-8\n".write(toFile: directory.file("locale"), atomically: true, encoding: .utf8)
+        try settle(thread)
+        #expect(try onLoop(thread) { watcherBox.value!.watchedPaths } == [], "every watch is removed")
+        #expect(try onLoop(thread) { thread.loop.scheduledTimerCount } == baselineTimers, "the midnight and DST timers are gone")
+        #expect(openDescriptors() == before + 1, "only the watcher's own descriptor is left (the clock-set timerfd is closed)")
+        try onLoop(thread) { watcherBox.value = nil }
+        try thread.stopAndJoin()
+    }
+
+    @Test func controlServerReleasedOffTheLoopStopsListening() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("control.sock")
+        let thread = try LoopThread.start()
+        let before = openDescriptors()
+        let server = Handoff<ControlServer>()
+        try onLoop(thread) {
+            server.value = try ControlServer(loop: thread.loop, path: socket, logger: Logger(label: "test")) { _ in ["ok": true] }
+        }
+        #expect(try ControlClient.send(["query": "state"], to: socket)["ok"] == .bool(true))
+        server.value = nil
+        try settle(thread)
+        #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+        #expect(throws: (any Error).self) { try ControlClient.send(["query": "state"], to: socket) }
+        #expect(openDescriptors() == before)
+        try thread.stopAndJoin()
+    }
+
+    @Test func serviceHostReleasedOffTheLoopShutsItsSocket() throws {
+        let directory = TemporaryDirectory()
+        var options = ServiceOptions(socketPath: directory.file("service.sock"))
+        options.defaultsFile = directory.file("defaults.json")
+        options.localeFile = directory.file("locale")
+        options.zoneFiles = [directory.file("localtime")]
+        options.detectClockSet = false
+        let thread = try LoopThread.start()
+        let host = Handoff<ServiceHost>()
+        let settings = options
+        try onLoop(thread) {
+            let service = try ServiceHost(options: settings, loop: thread.loop, logger: Logger(label: "test")) { _ in }
+            try service.start()
+            host.value = service
+        }
+        #expect(try ControlClient.send(["query": "state"], to: options.socketPath)["state"] == "active")
+        host.value = nil
+        try settle(thread)
+        #expect(!FileManager.default.fileExists(atPath: options.socketPath))
+        try thread.stopAndJoin()
+    }
+
+    /// An application dropped on another thread with an app timer pending:
+    /// the timer is cancelled on the loop; nothing fires into a freed object.
+    @Test func applicationReleasedOffTheLoopWithAPendingAppTimer() throws {
+        let thread = try LoopThread.start()
+        let fired = Handoff<Bool>()
+        let app = Handoff<Application>()
+        let baseline = try onLoop(thread) { thread.loop.scheduledTimerCount }
+        try onLoop(thread) {
+            let application = Application(loop: thread.loop)
+            try application.perform(.launch)
+            try application.scheduleTimer(after: .milliseconds(30)) { fired.value = true }
+            app.value = application
+        }
+        app.value = nil
+        usleep(80_000)
+        try settle(thread)
+        #expect(fired.value == nil)
+        #expect(try onLoop(thread) { thread.loop.scheduledTimerCount } == baseline)
+        try thread.stopAndJoin()
+    }
+}
