@@ -3,12 +3,27 @@
 #   1. the conformance scenarios through the CLI (`mainloop replay --check`),
 #      the project's copies and ../shared/conformance when it is beside us;
 #   2. the cross-thread tests under ThreadSanitizer;
-#   3. the allocation gate: the ordo-one benchmark suites, each against its
+#   3. the example service in Examples/, built and run;
+#   4. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
-#   4. the whole test suite (`swift test`), last, so its summary closes the run.
+#   5. the whole test suite (`swift test`), last, so its summary closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+
+# Runs a test command with a time limit, so a hang fails the run at once,
+# naming the step, instead of at CI's limit. Exit-test children run in their
+# own sessions, out of timeout's reach, so they are killed by name.
+bounded() {
+  local limit=$1 status=0
+  shift
+  timeout --kill-after=30 "$limit" "$@" || status=$?
+  if [ "$status" -ne 0 ]; then
+    pkill -9 -f 'MainLoopPackageTests.xctest' || true
+    [ "$status" -eq 124 ] && echo "error: '$*' did not finish within $limit (a hang)" >&2
+  fi
+  return "$status"
+}
 
 swift build --build-tests
 echo "== conformance scenarios through the CLI"
@@ -18,11 +33,18 @@ if [ -d ../shared/conformance ]; then
 fi
 
 echo "== cross-thread tests under ThreadSanitizer"
-swift test --sanitize=thread --scratch-path .build-tsan \
+bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
   --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests'
+
+echo "== the example service (Examples/): builds, runs 2 s, merges, stops cleanly"
+swift build --package-path Examples
+example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
+echo "$example"
+grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
+grep -q 'stopped cleanly' <<<"$example"
 
 echo "== allocation gate (ordo-one suites against Benchmarks/Thresholds)"
 bash Benchmarks/scripts/check-thresholds.sh
 
 echo "== the whole suite"
-swift test
+bounded 10m swift test

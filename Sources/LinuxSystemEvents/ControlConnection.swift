@@ -28,10 +28,9 @@ final class ControlConnection {
         self.fd = fd
         self.server = server
         maxLineBytes = server.maxLineBytes
-        source = try loop.addFileDescriptor(fd, interest: .read, priority: .input) { [weak self] ready in
-            guard let self else { return }
-            if ready.contains(.read) { self.readable() }
-            if ready.contains(.write) { self.flush() }
+        source = try loop.addFileDescriptor(fd, interest: .read, priority: .input, owner: self) { connection, ready in
+            if ready.contains(.read) { connection.readable() }
+            if ready.contains(.write) { connection.flush() }
         }
     }
 

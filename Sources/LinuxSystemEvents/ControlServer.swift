@@ -67,8 +67,8 @@ public final class ControlServer {
             close(listenFD)
             throw error
         }
-        listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input) { [weak self] _ in
-            self?.acceptAll()
+        listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
+            server.acceptAll()
         }
     }
 

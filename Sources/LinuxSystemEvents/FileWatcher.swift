@@ -33,10 +33,11 @@ public final class FileWatcher {
         self.loop = loop
         inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotifyFD >= 0 else { throw .system(operation: "inotify_init1", errno: errno) }
-        // Weak: the watcher may be released on another thread, and an event
-        // arriving before its cleanup runs on the loop then finds nobody.
-        source = try loop.addFileDescriptor(inotifyFD, interest: .read, priority: .system) { [weak self] _ in
-            self?.readEvents()
+        // Owned weakly: the watcher may be released on another thread, and
+        // an event arriving before its cleanup runs on the loop then removes
+        // the source instead of calling anyone.
+        source = try loop.addFileDescriptor(inotifyFD, interest: .read, priority: .system, owner: self) { watcher, _ in
+            watcher.readEvents()
         }
     }
 

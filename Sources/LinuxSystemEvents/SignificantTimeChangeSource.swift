@@ -116,8 +116,8 @@ public final class SignificantTimeChangeSource {
         clockSetFD = CLinux_realtime_timerfd()
         guard clockSetFD >= 0 else { throw .system(operation: "timerfd_create", errno: errno) }
         try armClockSetTimer()
-        clockSetSource = try loop.addFileDescriptor(clockSetFD, interest: .read, priority: .system) { [weak self] _ in
-            self?.clockSetReadable()
+        clockSetSource = try loop.addFileDescriptor(clockSetFD, interest: .read, priority: .system, owner: self) { source, _ in
+            source.clockSetReadable()
         }
     }
 

@@ -76,8 +76,8 @@ extension MainRunLoop {
         let handle = CLibevent_main_queue_handle()
         guard handle >= 0 else { throw .system(operation: "_dispatch_get_main_queue_handle_4CF", errno: EBADF) }
         let link = MainQueueLink(handle: handle)
-        link.source = try addFileDescriptor(handle, interest: .read, priority: .app) { [weak self] _ in
-            self?.mainQueueSignalled()
+        link.source = try addFileDescriptor(handle, interest: .read, priority: .app, owner: self) { loop, _ in
+            loop.mainQueueSignalled()
         }
         mainQueue = link
     }

@@ -43,3 +43,11 @@ extension FileDescriptorSource {
         core.unregister(self)
     }
 }
+
+/// Lets a weakly owned source's handler remove that source (which exists
+/// only after the handler was made) once its owner is gone.
+final class OrphanedSourceRemover {
+    weak var source: FileDescriptorSource?
+
+    func removeSource() { source?.removeIfNeeded() }
+}

@@ -185,6 +185,27 @@ public final class MainRunLoop: @unchecked Sendable {
         return source
     }
 
+    /// Watches `fileDescriptor` for `owner`, which the source holds weakly:
+    /// `handler` gets the owner and what is ready. Once the owner is gone
+    /// (released on any thread, its cleanup hop still on its way), the next
+    /// readiness removes the source instead of calling anyone: a
+    /// level-triggered descriptor nobody reads would otherwise be ready on
+    /// every pass and, at its priority, starve the lower-priority work that
+    /// carries the owner's cleanup.
+    /// - Precondition: called on the loop thread.
+    public func addFileDescriptor<Owner: AnyObject>(
+        _ fileDescriptor: Int32, interest: Readiness, priority: LoopPriority = .app, owner: Owner,
+        handler: @escaping (Owner, Readiness) -> Void
+    ) throws(MainLoopError) -> FileDescriptorSource {
+        let orphaned = OrphanedSourceRemover()
+        let source = try addFileDescriptor(fileDescriptor, interest: interest, priority: priority) { [weak owner] ready in
+            guard let owner else { return orphaned.removeSource() }
+            handler(owner, ready)
+        }
+        orphaned.source = source
+        return source
+    }
+
     /// Delivers `signalNumber` to `handler` on the loop thread.
     /// - Precondition: called on the loop thread.
     public func addSignal(_ signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) -> SignalSource {

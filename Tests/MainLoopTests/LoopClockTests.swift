@@ -30,6 +30,18 @@ private actor Sleeper {
 }
 
 @Suite struct LoopClockTests {
+    /// The README's example of testing async code deterministically, as written there.
+    @Test func refreshWaitsFiveSeconds() async throws {
+        let loop = try MainRunLoop(deterministic: true)          // a manual clock
+        let task = Task(executorPreference: loop.executor) {
+            try await loop.clock.sleep(for: .seconds(5))
+            return loop.now
+        }
+        try loop.advance(by: .seconds(4))                        // starts the task; nothing due
+        try loop.advance(by: .seconds(1))                        // the sleep ends inside, at 5 s
+        #expect(try await task.value == LoopInstant(nanoseconds: 5_000_000_000))
+    }
+
     /// Deterministic: sleeps started before `advance` are resumed inside it,
     /// each at its own deadline, in deadline order, and loop-isolated code
     /// after the sleep runs before `advance` returns.
