@@ -12,6 +12,12 @@ import MainLoopJSON
 /// safe way to find the next request); a client that half-closes with an
 /// unterminated request gets an error for it; an abrupt close or reset just
 /// ends the connection.
+///
+/// Backpressure: once a client's unread replies reach the server's
+/// ``ControlServer/maxPendingReplyBytes``, the connection stops reading
+/// (and handling) its requests until the replies drain below half of that,
+/// so a client that never reads costs a bounded amount of memory, and the
+/// loop is free for other clients meanwhile.
 final class ControlConnection {
     let fd: Int32
     /// Weak: the server owns its connections (a strong reference back was
@@ -19,28 +25,38 @@ final class ControlConnection {
     private weak var server: ControlServer?
     /// The longest request line accepted (the server's).
     private let maxLineBytes: Int
+    /// Unread reply bytes at which reading stops (the server's).
+    private let maxPendingReplyBytes: Int
     private var source: FileDescriptorSource?
     private var input: [UInt8] = []
-    private var output: [UInt8] = []
+    private var output = ByteQueue()
     private var closeWhenFlushed = false
+    /// Set by ``close(reason:)``: from then on nothing of this connection
+    /// is processed, and its old fd number (perhaps another file's by now)
+    /// is never used again.
+    private(set) var isClosed = false
 
     init(fd: Int32, server: ControlServer, loop: MainRunLoop) throws(MainLoopError) {
         self.fd = fd
         self.server = server
         maxLineBytes = server.maxLineBytes
+        maxPendingReplyBytes = server.maxPendingReplyBytes
         source = try loop.addFileDescriptor(fd, interest: .read, priority: .input, owner: self) { connection, ready in
             if ready.contains(.read) { connection.readable() }
             if ready.contains(.write) { connection.flush() }
         }
     }
 
+    /// Whether the client's unread replies have reached the bound.
+    private var isBackedUp: Bool { output.count >= maxPendingReplyBytes }
+
     private func readable() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
+        while !isClosed, !closeWhenFlushed, !isBackedUp {
             let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if count > 0 {
                 input.append(contentsOf: buffer[0..<count])
-                guard processLines() else { return }
+                processLines()
                 continue
             }
             if count == 0 {
@@ -54,27 +70,27 @@ final class ControlConnection {
         }
     }
 
-    /// Handles every complete line; false once the connection is closing.
-    private func processLines() -> Bool {
-        while let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+    /// Handles complete lines until none is left, the replies back up, or
+    /// the connection is closing.
+    private func processLines() {
+        while !isClosed, !closeWhenFlushed, !isBackedUp, let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
             var line = Array(input[..<newline])
             input.removeSubrange(...newline)
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
             guard line.count <= maxLineBytes else { return rejectOversize() }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            guard let server else { return false }
+            guard let server else { return close(reason: nil) }
             reply(server.respond(to: String(decoding: line, as: UTF8.self)))
-            if closeWhenFlushed { return false }
         }
-        guard input.count <= maxLineBytes else { return rejectOversize() }
-        return true
+        if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
+            rejectOversize()
+        }
     }
 
-    private func rejectOversize() -> Bool {
+    private func rejectOversize() {
         input.removeAll()
         reply(EngineQueries.error("request line exceeds \(maxLineBytes) bytes; closing the connection"))
         closeAfterFlush()
-        return false
     }
 
     /// The client shut down its sending side (or closed). A trailing
@@ -88,43 +104,59 @@ final class ControlConnection {
     }
 
     func reply(_ object: JSONObject) {
-        output.append(contentsOf: Array((JSONValue.object(object).jsonText + "\n").utf8))
+        guard !isClosed else { return }
+        output.append(contentsOf: (JSONValue.object(object).jsonText + "\n").utf8)
         flush()
     }
 
     private func closeAfterFlush() {
         closeWhenFlushed = true
-        try? source?.update(interest: output.isEmpty ? [] : .write)
-        if output.isEmpty { close(reason: nil) }
+        flush()
     }
 
+    /// Sends what it can, then watches for what is still needed: writable
+    /// while replies wait, readable unless backed up or closing.
     private func flush() {
+        guard !isClosed else { return }
+        let wasBackedUp = isBackedUp
         while !output.isEmpty {
             let sent = output.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if sent > 0 {
-                output.removeFirst(sent)
+                output.consume(sent)
                 continue
             }
             if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                try? source?.update(interest: closeWhenFlushed ? .write : .readWrite)
-                return
-            }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
             // EPIPE / ECONNRESET: the client is gone; nothing more to say.
-            close(reason: nil)
-            return
+            return close(reason: nil)
         }
-        if closeWhenFlushed {
-            close(reason: nil)
-        } else {
-            try? source?.update(interest: .read)
+        if output.isEmpty && closeWhenFlushed { return close(reason: nil) }
+        if wasBackedUp && output.count <= maxPendingReplyBytes / 2 && !closeWhenFlushed {
+            // Drained enough: handle what was buffered, then read again.
+            processLines()
+            if isClosed { return }
+        }
+        var interest: Readiness = output.isEmpty ? [] : .write
+        if !closeWhenFlushed && !isBackedUp { interest.insert(.read) }
+        watch(interest)
+    }
+
+    private func watch(_ interest: Readiness) {
+        guard let source, source.interest != interest else { return }
+        do {
+            try source.update(interest: interest)
+        } catch {
+            close(reason: "cannot watch the connection: \(error)")
         }
     }
 
     func close(reason: String?) {
-        guard let source else { return }
-        source.removeIfNeeded()
-        self.source = nil
+        guard !isClosed else { return }
+        isClosed = true
+        input.removeAll()
+        output.removeAll()
+        source?.removeIfNeeded()
+        source = nil
         Glibc.close(fd)
         server?.connectionClosed(self, reason: reason)
     }

@@ -20,6 +20,9 @@ public final class ControlServer {
     public let maxLineBytes: Int
     /// The most clients at once; more are refused.
     public let maxConnections: Int
+    /// Unread reply bytes at which a connection stops reading its client's
+    /// requests (until they drain below half of it).
+    public let maxPendingReplyBytes: Int
     private let loop: MainRunLoop
     private let listenFD: Int32
     private var listenSource: FileDescriptorSource?
@@ -36,11 +39,12 @@ public final class ControlServer {
     /// any other kind of file) and starts accepting.
     /// - Parameter handler: turns a parsed request into a reply object.
     public init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
-                maxConnections: Int = 64, logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+                maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20, logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
         self.loop = loop
         self.path = path
         self.maxLineBytes = maxLineBytes
         self.maxConnections = maxConnections
+        self.maxPendingReplyBytes = max(1, maxPendingReplyBytes)
         self.logger = logger
         self.handler = handler
         allowedUIDs = [geteuid(), 0]

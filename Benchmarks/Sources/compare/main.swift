@@ -97,6 +97,13 @@ let contenders: [Contender] = [
     Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") { raw_libevent_fd_dispatch_ns(1000, million / 16) },
     Contender(name: "SwiftNIO EventLoop.execute, in-loop") { PeerContenders.nioInLoop(events: million / 4, group: group) },
     Contender(name: "SwiftNIO EventLoop.execute, cross-thread") { PeerContenders.nioCrossThread(events: million / 4, group: group) },
+    Contender(name: "MainLoop actor on loop.executor, call from a global task") {
+        try ActorContenders.mainLoopActor(calls: million / 16)
+    },
+    Contender(name: "SwiftNIO actor on EventLoop.executor, call from a global task") {
+        ActorContenders.nioActor(calls: million / 16, group: group)
+    },
+    Contender(name: "Swift default actor, call from a global task") { ActorContenders.defaultActor(calls: million / 16) },
     Contender(name: "Dispatch serial queue async, cross-thread") { PeerContenders.dispatchSerial(events: million / 4) },
     Contender(name: "Foundation NotificationCenter.post, 1 observer") { PeerContenders.notificationCenterPost(events: million / 4) },
     Contender(name: "Foundation NotificationQueue.enqueue, coalescing") {

@@ -1,0 +1,38 @@
+/// Bytes waiting to be sent: appended at the back, consumed from the front
+/// in O(1) per byte (an index moves; the storage is compacted only when
+/// the consumed prefix is larger than what is left, so each byte is moved
+/// at most once on average).
+struct ByteQueue {
+    private var storage: [UInt8] = []
+    private var start = 0
+
+    /// How many bytes wait.
+    var count: Int { storage.count - start }
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(contentsOf bytes: some Sequence<UInt8>) {
+        storage.append(contentsOf: bytes)
+    }
+
+    /// Drops the first `count` bytes (those just sent).
+    mutating func consume(_ count: Int) {
+        start += count
+        if start == storage.count {
+            storage.removeAll(keepingCapacity: storage.capacity <= 64 * 1024)
+            start = 0
+        } else if start > storage.count - start {
+            storage.removeSubrange(0..<start)
+            start = 0
+        }
+    }
+
+    mutating func removeAll() {
+        storage = []
+        start = 0
+    }
+
+    /// The waiting bytes, for `send`.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+    }
+}

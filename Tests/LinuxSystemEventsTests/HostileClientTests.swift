@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import Logging
+import MainLoop
+import MainLoopJSON
+import Testing
+
+/// A raw client of a Unix-domain socket: whatever bytes, whenever, however
+/// it likes to leave.
+final class RawClient {
+    let fd: Int32
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard status == 0 else {
+            Glibc.close(fd)
+            throw TestFailure( "connect: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Sends `bytes` without blocking; returns how many the socket took.
+    @discardableResult
+    func sendWithoutBlocking(_ bytes: [UInt8]) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            guard sent > 0 else { break }
+            offset += sent
+        }
+        return offset
+    }
+
+    func close() { Glibc.close(fd) }
+}
+
+/// `mainloop run` as a real process on a socket in a private directory.
+final class ServiceProcess {
+    let directory = TemporaryDirectory()
+    let socket: String
+    let process = Process()
+
+    init() throws {
+        socket = directory.file("s.sock")
+        process.executableURL = URL(fileURLWithPath: BuiltTool.path)
+        process.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard eventually({ FileManager.default.fileExists(atPath: socket) }) else {
+            process.terminate()
+            throw TestFailure( "the service did not create its socket")
+        }
+    }
+
+    /// SIGTERM, then the exit status (or a signal's 128 + number).
+    func terminate() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+/// Issue 12: the control socket under clients that misbehave.
+@Suite struct HostileClientTests {
+    /// Item 1: replies fill the socket buffer, then the client closes
+    /// without reading them. The old connection freed itself in `readable()`
+    /// and then flushed through a dangling reference (SIGABRT).
+    @Test func aClientThatClosesWithUnreadRepliesCannotCrashTheService() throws {
+        let service = try ServiceProcess()
+        let requests = Array(String(repeating: #"{"query":"stats"}"# + "\n", count: 4_000).utf8)
+        for _ in 0..<5 {
+            let client = try RawClient(path: service.socket)
+            client.sendWithoutBlocking(requests)
+            usleep(20_000)  // the service reads, replies and fills the buffer
+            client.close()
+        }
+        let partial = try RawClient(path: service.socket)
+        partial.sendWithoutBlocking(Array((#"{"query":"values"}"# + "\n").utf8))
+        var one: UInt8 = 0
+        _ = recv(partial.fd, &one, 1, 0)  // read one byte of the reply, then leave
+        partial.close()
+        usleep(50_000)
+        #expect(service.process.isRunning, "the service survived")
+        #expect(try ControlClient.send(["query": "state"], to: service.socket)["ok"] == .bool(true))
+        #expect(service.terminate() == 0)
+    }
+
+    /// Item 12: once a connection is closed, nothing more of it is
+    /// processed: the lines buffered behind the one whose reply found the
+    /// client gone are not handled, and no send runs on the old fd number.
+    @Test func linesBufferedBehindAClosedConnectionAreNotHandled() throws {
+        let directory = TemporaryDirectory()
+        let loop = try MainRunLoop(deterministic: true)
+        var handled = 0
+        let server = try ControlServer(loop: loop, path: directory.file("c.sock"), logger: Logger(label: "test")) { _ in
+            handled += 1
+            return ["ok": true]
+        }
+        let client = try RawClient(path: server.path)
+        try loop.runUntilIdle()  // accepted
+        client.sendWithoutBlocking(Array(String(repeating: #"{"query":"state"}"# + "\n", count: 50).utf8))
+        client.close()  // gone before the service reads: the first reply finds nobody
+        try loop.runUntilIdle()
+        #expect(handled == 1, "handled \(handled) requests of a closed connection")
+        #expect(server.connectionCount == 0)
+        server.stop()
+    }
+}
+
+extension HostileClientTests {
+    /// The resident memory of process `pid`, in bytes.
+    static func residentBytes(of pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return -1 }
+        return kilobytes * 1024
+    }
+
+    /// Item 2: a client that pipelines requests and never reads a reply.
+    /// The old service buffered every reply (about 1 GB in 30 s); now it
+    /// stops reading from that client once its unread replies reach the
+    /// bound, and other clients are answered meanwhile.
+    @Test func aClientThatNeverReadsItsRepliesCannotGrowTheService() throws {
+        let service = try ServiceProcess()
+        let pid = service.process.processIdentifier
+        let before = Self.residentBytes(of: pid)
+        let client = try RawClient(path: service.socket)
+        let requests = Array(String(repeating: #"{"query":"stats"}"# + "\n", count: 1_000).utf8)
+        var pushed = 0
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline {
+            pushed += client.sendWithoutBlocking(requests)
+            usleep(1_000)
+        }
+        let start = Date()
+        #expect(try ControlClient.send(["query": "state"], to: service.socket)["ok"] == .bool(true))
+        #expect(Date().timeIntervalSince(start) < 2, "another client is answered meanwhile")
+        let growth = Self.residentBytes(of: pid) - before
+        #expect(growth < 16 << 20, "grew by \(growth >> 20) MB after \(pushed >> 10) KB of requests")
+        client.close()
+        #expect(service.terminate() == 0)
+    }
+}
