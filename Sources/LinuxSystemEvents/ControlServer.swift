@@ -25,6 +25,9 @@ public final class ControlServer {
     public let maxPendingReplyBytes: Int
     private let loop: MainRunLoop
     private let listenFD: Int32
+    /// The socket file this server created (device, inode): only that file
+    /// is unlinked at stop, never another server's that took the path since.
+    private let socketIdentity: FileIdentity
     private var listenSource: FileDescriptorSource?
     private var connections: [Int32: ControlConnection] = [:]
     private let allowedUIDs: Set<uid_t>
@@ -35,8 +38,10 @@ public final class ControlServer {
     /// Requests that were not valid JSON.
     public private(set) var malformedRequests = 0
 
-    /// Creates the socket at `path` (replacing a stale socket there, never
-    /// any other kind of file) and starts accepting.
+    /// Creates the socket at `path` and starts accepting. A stale socket
+    /// there (nobody accepts on it) is replaced; a live one (another
+    /// process accepts on it) or any other kind of file is never touched:
+    /// that is an error.
     /// - Parameter handler: turns a parsed request into a reply object.
     public init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
                 maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20, logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
@@ -48,27 +53,19 @@ public final class ControlServer {
         self.logger = logger
         self.handler = handler
         allowedUIDs = [geteuid(), 0]
-        var status = stat()
-        if lstat(path, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFSOCK else {
-                throw .system(operation: "\(path) exists and is not a socket; refusing to replace it", errno: EEXIST)
-            }
-            unlink(path)
-        }
+        try Self.refuseLiveOrForeignFile(at: path)
         listenFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listenFD >= 0 else { throw .system(operation: "socket(AF_UNIX)", errno: errno) }
-        // The socket file gets the mode from the umask at bind(); narrow it
-        // so no other user can connect even for an instant, then set it.
-        let previousMask = umask(0o177)
-        let bound = UnixSocketAddress.with(path) { bind(listenFD, $0, $1) }
-        umask(previousMask)
-        guard let bound else {
+        do {
+            socketIdentity = try Self.bindThroughPrivateDirectory(listenFD, at: path, mode: mode)
+        } catch {
             close(listenFD)
-            throw .system(operation: "socket path longer than \(UnixSocketAddress.maxPathBytes - 1) bytes", errno: ENAMETOOLONG)
+            throw error
         }
-        guard bound == 0, chmod(path, mode) == 0, listen(listenFD, 64) == 0 else {
-            let error = MainLoopError.system(operation: "bind/listen on \(path)", errno: errno)
+        guard listen(listenFD, 64) == 0 else {
+            let error = MainLoopError.system(operation: "listen on \(path)", errno: errno)
             close(listenFD)
+            unlink(path)
             throw error
         }
         listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
@@ -79,12 +76,13 @@ public final class ControlServer {
     deinit {
         guard let listenSource else { return }
         // Released without stop(), perhaps on another thread: stop on the loop.
-        let resources = (source: listenSource, fd: listenFD, path: path, connections: Array(connections.values))
+        let resources = (source: listenSource, fd: listenFD, path: path, identity: socketIdentity,
+                         connections: Array(connections.values))
         loop.releaseOnLoop(resources) { resources in
             for connection in resources.connections { connection.close(reason: nil) }
             resources.source.removeIfNeeded()
             close(resources.fd)
-            unlink(resources.path)
+            resources.identity.unlinkIfStill(at: resources.path)
         }
     }
 
@@ -95,7 +93,7 @@ public final class ControlServer {
         listenSource.removeIfNeeded()
         self.listenSource = nil
         close(listenFD)
-        unlink(path)
+        socketIdentity.unlinkIfStill(at: path)
     }
 
     /// How many clients are connected.

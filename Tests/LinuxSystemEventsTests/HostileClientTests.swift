@@ -83,8 +83,9 @@ final class ServiceProcess {
         for _ in 0..<5 {
             let client = try RawClient(path: service.socket)
             client.sendWithoutBlocking(requests)
-            usleep(20_000)  // the service reads, replies and fills the buffer
-            client.close()
+            usleep(20_000)  // the service replies until the client's buffer is full
+            client.sendWithoutBlocking(requests)
+            client.close()  // with requests still unread: a reply finds the client gone
         }
         let partial = try RawClient(path: service.socket)
         partial.sendWithoutBlocking(Array((#"{"query":"values"}"# + "\n").utf8))
@@ -151,5 +152,74 @@ extension HostileClientTests {
         #expect(growth < 16 << 20, "grew by \(growth >> 20) MB after \(pushed >> 10) KB of requests")
         client.close()
         #expect(service.terminate() == 0)
+    }
+}
+
+extension HostileClientTests {
+    /// Item 6: a second service on the same path used to unlink the first
+    /// one's live socket and take the path. Now it refuses, and the first
+    /// keeps answering.
+    @Test func aSecondServiceCannotTakeOverALiveSocket() throws {
+        let first = try ServiceProcess()
+        let second = try BuiltTool.run(["run", "--socket", first.socket, "--defaults-file", first.directory.file("d2.json"),
+                                        "--locale-file", first.directory.file("locale2"),
+                                        "--zone-file", first.directory.file("localtime")],
+                                       prefix: ["/usr/bin/timeout", "5"])  // the old code took over and ran on
+        #expect(second.status != 0)
+        #expect(second.error.contains("another process is listening on \(first.socket)"), "\(second.error)")
+        #expect(try ControlClient.send(["query": "state"], to: first.socket)["ok"] == .bool(true))
+        #expect(first.terminate() == 0)
+    }
+
+    /// Item 6: `stop()` unlinks only the socket this server created, not
+    /// whatever is at the path by then.
+    @Test func stoppingAServerLeavesAnotherServersSocketInPlace() throws {
+        let directory = TemporaryDirectory()
+        let loop = try MainRunLoop(deterministic: true)
+        let path = directory.file("c.sock")
+        let first = try ControlServer(loop: loop, path: path, logger: Logger(label: "test")) { _ in ["ok": true] }
+        unlink(path)  // an operator removed it; a second server now owns the path
+        let second = try ControlServer(loop: loop, path: path, logger: Logger(label: "test")) { _ in ["ok": true] }
+        first.stop()
+        #expect(FileManager.default.fileExists(atPath: path), "the second server's socket is still there")
+        second.stop()
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// Item 13: the server no longer changes the process-wide umask around
+    /// `bind`, which raced every other thread creating files. A thread
+    /// creates files while servers come and go; every file gets the mode
+    /// the process's umask gives it. In a child process: umask is global.
+    @Test func creatingAServerNeverChangesTheUmaskOtherThreadsSee() async {
+        await #expect(processExitsWith: .success) {
+            alarm(30)
+            umask(0o022)
+            let directory = TemporaryDirectory()
+            let loop = try MainRunLoop(deterministic: true)
+            final class Flag: @unchecked Sendable { var stop = false; var wrongModes = 0 }
+            let flag = Flag()
+            let files = directory.path
+            let creator = Thread {
+                var index = 0
+                while !flag.stop {
+                    let file = files + "/f\(index % 64)"
+                    unlink(file)
+                    let fd = open(file, O_CREAT | O_WRONLY, 0o666)
+                    var status = stat()
+                    if fd >= 0, fstat(fd, &status) == 0, status.st_mode & 0o777 != 0o644 { flag.wrongModes += 1 }
+                    close(fd)
+                    index += 1
+                }
+            }
+            creator.start()
+            for round in 0..<500 {
+                let server = try ControlServer(loop: loop, path: directory.file("s\(round % 4).sock"),
+                                               logger: Logger(label: "test")) { _ in ["ok": true] }
+                server.stop()
+            }
+            flag.stop = true
+            usleep(20_000)
+            precondition(flag.wrongModes == 0, "\(flag.wrongModes) files were created under the server's umask")
+        }
     }
 }
