@@ -26,6 +26,8 @@ public final class ServiceHost {
     private var timeSource: SignificantTimeChangeSource!
     private var localeSource: LocaleSource!
     private var defaultsMonitor: UserDefaultsMonitor!
+    /// Set by the first ``shutdown()``: later calls do nothing.
+    private var isShutDown = false
     private let wallClock: SystemWallClock
 
     /// Builds the service (sources and socket), not yet launched.
@@ -77,6 +79,8 @@ public final class ServiceHost {
     /// Terminates the app if it is running code (willTerminate) or
     /// suspended, and closes the control socket.
     public func shutdown() {
+        guard !isShutDown else { return }  // a repeated SIGTERM calls it again
+        isShutDown = true
         if application.state != .notRunning {
             do { try application.perform(.terminate) } catch { logger.error("terminate at shutdown: \(error)") }
         }

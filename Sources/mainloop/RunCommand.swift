@@ -40,17 +40,36 @@ struct RunCommand: ParsableCommand {
         options.zoneFiles = zoneFiles
         options.background = background
         let loop = try MainRunLoop()
-        let host = try ServiceHost(options: options, loop: loop, logger: logger) { Output.json($0) }
+        // The signals are handled before the socket exists: a supervisor
+        // that sees the socket may send SIGTERM at once.
+        var host: ServiceHost?
         let stop = {
-            host.shutdown()
+            host?.shutdown()
             loop.stop()
         }
         let terminate = try loop.addSignal(SIGTERM, handler: stop)
         let interrupt = try loop.addSignal(SIGINT, handler: stop)
-        try host.start()
+        let service = try ServiceHost(options: options, loop: loop, logger: logger) { Output.json($0) }
+        host = service
+        try service.start()
         try loop.run()
-        try terminate.remove()
-        try interrupt.remove()
+        try Self.ignoreWhileExiting([SIGTERM, SIGINT], handedBackBy: [terminate, interrupt])
+    }
+
+    /// From here on the process is exiting: a repeated SIGTERM or SIGINT
+    /// must not end it with 143 or 130. Removing a libevent signal source
+    /// restores the default action, so the signals are blocked on this
+    /// thread (the only one that takes them: libdispatch's threads block
+    /// them), handed back, set to be ignored (which discards one pending
+    /// meanwhile), and unblocked.
+    static func ignoreWhileExiting(_ signals: [Int32], handedBackBy sources: [SignalSource]) throws {
+        var exiting = sigset_t()
+        sigemptyset(&exiting)
+        for number in signals { sigaddset(&exiting, number) }
+        pthread_sigmask(SIG_BLOCK, &exiting, nil)
+        for source in sources { try source.remove() }
+        for number in signals { signal(number, SIG_IGN) }
+        pthread_sigmask(SIG_UNBLOCK, &exiting, nil)
     }
 }
 
