@@ -42,7 +42,7 @@ extension ControlServer {
         }
     }
 
-    /// Binds `fd` to `path` without touching the process's umask (which
+    /// Binds `fd` to `path` and listens, without touching the process's umask (which
     /// every other thread's file creation reads): binds in a new private
     /// directory beside `path` (mode 0700, so nobody else can reach the
     /// socket while its mode is being set), sets `mode`, and renames it
@@ -62,6 +62,13 @@ extension ControlServer {
                           errno: ENAMETOOLONG)
         }
         guard bound == 0 else { throw .system(operation: "bind on \(path)", errno: errno) }
+        // Listening before the rename: once the path names the socket, a
+        // client's connect succeeds (and a probe sees it live).
+        guard listen(fd, 64) == 0 else {
+            let error = MainLoopError.system(operation: "listen on \(path)", errno: errno)
+            unlink(staged)
+            throw error
+        }
         guard chmod(staged, mode) == 0, let identity = FileIdentity(path: staged), rename(staged, path) == 0 else {
             let error = MainLoopError.system(operation: "placing the socket at \(path)", errno: errno)
             unlink(staged)

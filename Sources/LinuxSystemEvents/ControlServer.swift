@@ -62,12 +62,6 @@ public final class ControlServer {
             close(listenFD)
             throw error
         }
-        guard listen(listenFD, 64) == 0 else {
-            let error = MainLoopError.system(operation: "listen on \(path)", errno: errno)
-            close(listenFD)
-            unlink(path)
-            throw error
-        }
         listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
             server.acceptAll()
         }
