@@ -35,12 +35,18 @@ final class ControlConnection {
     /// is processed, and its old fd number (perhaps another file's by now)
     /// is never used again.
     private(set) var isClosed = false
+    /// When the client last completed a request (or connected): a partial
+    /// line does not count, so a stalled request ages like silence.
+    private(set) var lastActivity: LoopInstant
+    private let loop: MainRunLoop
 
     init(fd: Int32, server: ControlServer, loop: MainRunLoop) throws(MainLoopError) {
         self.fd = fd
         self.server = server
         maxLineBytes = server.maxLineBytes
         maxPendingReplyBytes = server.maxPendingReplyBytes
+        self.loop = loop
+        lastActivity = loop.now
         source = try loop.addFileDescriptor(fd, interest: .read, priority: .input, owner: self) { connection, ready in
             if ready.contains(.read) { connection.readable() }
             if ready.contains(.write) { connection.flush() }
@@ -80,6 +86,7 @@ final class ControlConnection {
             guard line.count <= maxLineBytes else { return rejectOversize() }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let server else { return close(reason: nil) }
+            lastActivity = loop.now
             reply(server.respond(to: String(decoding: line, as: UTF8.self)))
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
@@ -148,6 +155,12 @@ final class ControlConnection {
         } catch {
             close(reason: "cannot watch the connection: \(error)")
         }
+    }
+
+    /// Tells the client why, as far as its socket takes it, and closes.
+    func closeWithError(_ message: String, reason: String) {
+        reply(EngineQueries.error(message))
+        close(reason: reason)
     }
 
     func close(reason: String?) {

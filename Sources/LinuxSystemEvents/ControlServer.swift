@@ -23,6 +23,18 @@ public final class ControlServer {
     /// Unread reply bytes at which a connection stops reading its client's
     /// requests (until they drain below half of it).
     public let maxPendingReplyBytes: Int
+    /// How long a connection may go without completing a request (silent,
+    /// stalled mid-line, or not reading its replies) before it is closed.
+    public let idleTimeout: Duration
+    /// At the connection limit, a newcomer takes the place of the
+    /// connection idle the longest if that one has been idle this long.
+    public let evictionGrace: Duration
+    /// Connections closed for idling past ``idleTimeout``.
+    public private(set) var idleClosed = 0
+    /// Connections closed to make room for a newcomer at the limit.
+    public private(set) var evicted = 0
+    /// Looks for idle connections while there are connections.
+    private var idleSweep: LoopTimer?
     private let loop: MainRunLoop
     private let listenFD: Int32
     /// The socket file this server created (device, inode): only that file
@@ -44,12 +56,16 @@ public final class ControlServer {
     /// that is an error.
     /// - Parameter handler: turns a parsed request into a reply object.
     public init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
-                maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20, logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+                maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
+                idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),
+                logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
         self.loop = loop
         self.path = path
         self.maxLineBytes = maxLineBytes
         self.maxConnections = maxConnections
         self.maxPendingReplyBytes = max(1, maxPendingReplyBytes)
+        self.idleTimeout = max(.milliseconds(1), idleTimeout)
+        self.evictionGrace = max(.zero, evictionGrace)
         self.logger = logger
         self.handler = handler
         allowedUIDs = [geteuid(), 0]
@@ -71,8 +87,9 @@ public final class ControlServer {
         guard let listenSource else { return }
         // Released without stop(), perhaps on another thread: stop on the loop.
         let resources = (source: listenSource, fd: listenFD, path: path, identity: socketIdentity,
-                         connections: Array(connections.values))
+                         connections: Array(connections.values), sweep: idleSweep)
         loop.releaseOnLoop(resources) { resources in
+            _ = resources.sweep?.cancel()
             for connection in resources.connections { connection.close(reason: nil) }
             resources.source.removeIfNeeded()
             close(resources.fd)
@@ -83,6 +100,7 @@ public final class ControlServer {
     /// Closes every connection and the socket, and removes the socket file.
     public func stop() {
         for connection in connections.values { connection.close(reason: nil) }
+        _ = idleSweep?.cancel()
         guard let listenSource else { return }
         listenSource.removeIfNeeded()
         self.listenSource = nil
@@ -123,12 +141,13 @@ public final class ControlServer {
             refuse(fd, "permission denied: uid \(credentials.uid) may not control this service")
             return
         }
-        guard connections.count < maxConnections else {
-            refuse(fd, "too many connections (limit \(maxConnections))")
+        guard connections.count < maxConnections || evictLongestIdle() else {
+            refuse(fd, "too many connections (limit \(maxConnections)), none idle for \(evictionGrace); try again")
             return
         }
         do {
             connections[fd] = try ControlConnection(fd: fd, server: self, loop: loop)
+            armIdleSweep()
         } catch {
             refuse(fd, "cannot watch the connection: \(error)")
         }
@@ -139,6 +158,37 @@ public final class ControlServer {
         let line = Array((JSONValue.object(EngineQueries.error(message)).jsonText + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(fd)
+    }
+
+    /// At the limit: closes the connection idle the longest, if it has been
+    /// idle for ``evictionGrace``, so a supervisor always gets in.
+    private func evictLongestIdle() -> Bool {
+        guard let oldest = connections.values.min(by: { $0.lastActivity < $1.lastActivity }),
+              loop.now - oldest.lastActivity >= evictionGrace else { return false }
+        evicted += 1
+        oldest.closeWithError("closed to make room for another client: idle while the connection limit was reached",
+                              reason: "evicted (idle at the connection limit)")
+        return true
+    }
+
+    /// Sweeps for idle connections every quarter of the timeout (at most a
+    /// second apart) while there are any.
+    private func armIdleSweep() {
+        if idleSweep == nil {
+            idleSweep = loop.makeTimer { [weak self] in self?.closeIdleConnections() }
+        }
+        guard let idleSweep, !idleSweep.isScheduled else { return }
+        let interval = min(.seconds(1), idleTimeout / 4)
+        idleSweep.schedule(after: interval, repeating: interval)
+    }
+
+    private func closeIdleConnections() {
+        let now = loop.now
+        for connection in connections.values where now - connection.lastActivity >= idleTimeout {
+            idleClosed += 1
+            connection.closeWithError("closed: no complete request for \(idleTimeout)", reason: "idle timeout")
+        }
+        if connections.isEmpty { _ = idleSweep?.cancel() }
     }
 
     func connectionClosed(_ connection: ControlConnection, reason: String?) {

@@ -283,3 +283,46 @@ extension HostileClientTests {
         #expect(statuses.allSatisfy { $0 == 0 }, "exit statuses: \(statuses)")
     }
 }
+
+extension HostileClientTests {
+    /// Item 4: 64 idle connections used to keep every other client out for
+    /// as long as they stayed open. At the limit, the connection idle the
+    /// longest (for at least a second) now makes room for the newcomer.
+    @Test func idleConnectionsCannotLockOutTheSupervisor() throws {
+        let service = try ServiceProcess()
+        var idle: [RawClient] = []
+        for _ in 0..<80 { idle.append(try RawClient(path: service.socket)) }
+        defer { for client in idle { client.close() } }
+        let start = Date()
+        var reply: JSONObject?
+        while reply == nil, Date().timeIntervalSince(start) < 5 {
+            reply = try? ControlClient.send(["query": "state"], to: service.socket)
+            if reply?["ok"] != .bool(true) { reply = nil; usleep(100_000) }
+        }
+        #expect(reply?["ok"] == .bool(true), "the supervisor got through")
+        #expect(Date().timeIntervalSince(start) < 4)
+        #expect(service.terminate() == 0)
+    }
+
+    /// Item 4: a connection idle past the idle timeout is closed, and one
+    /// that starts a request and never finishes it is closed as well.
+    @Test func idleAndStalledConnectionsAreClosed() throws {
+        let directory = TemporaryDirectory()
+        let loop = try MainRunLoop(deterministic: true)
+        let server = try ControlServer(loop: loop, path: directory.file("c.sock"), idleTimeout: .seconds(10),
+                                       logger: Logger(label: "test")) { _ in ["ok": true] }
+        let quiet = try RawClient(path: server.path), stalled = try RawClient(path: server.path)
+        try loop.runUntilIdle()
+        #expect(server.connectionCount == 2)
+        stalled.sendWithoutBlocking(Array(#"{"query":"sta"#.utf8))  // never finished
+        try loop.advance(by: .seconds(9))
+        #expect(server.connectionCount == 2)
+        try loop.advance(by: .seconds(2))
+        #expect(server.connectionCount == 0)
+        var byte: UInt8 = 0
+        #expect(recv(quiet.fd, &byte, 1, 0) >= 0, "closed by the service (an error line or EOF)")
+        quiet.close()
+        stalled.close()
+        server.stop()
+    }
+}
