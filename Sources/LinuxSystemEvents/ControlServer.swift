@@ -35,6 +35,16 @@ public final class ControlServer {
     public private(set) var evicted = 0
     /// Looks for idle connections while there are connections.
     private var idleSweep: LoopTimer?
+    /// Times `accept` failed for want of descriptors or memory (EMFILE,
+    /// ENFILE, ENOBUFS, ENOMEM); each one pauses accepting for a moment.
+    public private(set) var acceptFailures = 0
+    /// How long accepting pauses after such a failure: 100 ms, doubling to
+    /// 2 s while failures repeat, back to 100 ms after an accept succeeds.
+    private var acceptBackoff = ControlServer.firstAcceptBackoff
+    private static let firstAcceptBackoff = Duration.milliseconds(100)
+    private var acceptResume: LoopTimer?
+    private var acceptLog = LogRateLimit()
+    private var malformedLog = LogRateLimit()
     private let loop: MainRunLoop
     private let listenFD: Int32
     /// The socket file this server created (device, inode): only that file
@@ -87,9 +97,11 @@ public final class ControlServer {
         guard let listenSource else { return }
         // Released without stop(), perhaps on another thread: stop on the loop.
         let resources = (source: listenSource, fd: listenFD, path: path, identity: socketIdentity,
-                         connections: Array(connections.values), sweep: idleSweep)
+                         connections: Array(connections.values), sweep: idleSweep,
+                         resume: acceptResume)
         loop.releaseOnLoop(resources) { resources in
             _ = resources.sweep?.cancel()
+            _ = resources.resume?.cancel()
             for connection in resources.connections { connection.close(reason: nil) }
             resources.source.removeIfNeeded()
             close(resources.fd)
@@ -101,6 +113,7 @@ public final class ControlServer {
     public func stop() {
         for connection in connections.values { connection.close(reason: nil) }
         _ = idleSweep?.cancel()
+        _ = acceptResume?.cancel()
         guard let listenSource else { return }
         listenSource.removeIfNeeded()
         self.listenSource = nil
@@ -120,10 +133,12 @@ public final class ControlServer {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             }
             if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { logger.warning("accept failed: \(String(cString: strerror(errno)))") }
-                return
+                let error = errno
+                if error == EINTR || error == ECONNABORTED { continue }
+                if error == EAGAIN || error == EWOULDBLOCK { return }
+                return pauseAccepting(after: error)
             }
+            acceptBackoff = Self.firstAcceptBackoff
             admit(fd)
         }
     }
@@ -158,6 +173,46 @@ public final class ControlServer {
         let line = Array((JSONValue.object(EngineQueries.error(message)).jsonText + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(fd)
+    }
+
+    /// `accept` failed for want of resources: the pending connection stays
+    /// queued and the listening socket stays readable, so accepting again
+    /// at once would spin. Stop watching it for the backoff, then resume.
+    private func pauseAccepting(after error: Int32) {
+        acceptFailures += 1
+        let (log, leftOut) = acceptLog.admit(at: loop.now)
+        if log {
+            logger.warning("""
+                control socket: accept failed: \(String(cString: strerror(error))); \
+                pausing accepts for \(acceptBackoff)\(Self.leftOutNote(leftOut))
+                """)
+        }
+        guard let listenSource else { return }
+        do {
+            try listenSource.update(interest: [])
+        } catch {
+            logger.error("control socket: cannot pause accepting: \(error)")
+            return
+        }
+        if acceptResume == nil {
+            acceptResume = loop.makeTimer { [weak self] in self?.resumeAccepting() }
+        }
+        acceptResume?.schedule(after: acceptBackoff)
+        acceptBackoff = min(acceptBackoff * 2, .seconds(2))
+    }
+
+    private func resumeAccepting() {
+        guard let listenSource, !listenSource.isRemoved else { return }
+        do {
+            try listenSource.update(interest: .read)
+        } catch {
+            logger.error("control socket: cannot resume accepting: \(error)")
+        }
+    }
+
+    /// " (N similar lines left out)" when the rate limit dropped some.
+    static func leftOutNote(_ count: Int) -> String {
+        count == 0 ? "" : " (\(count) similar lines left out)"
     }
 
     /// At the limit: closes the connection idle the longest, if it has been
@@ -202,7 +257,10 @@ public final class ControlServer {
             return handler(try JSONValue.parse(line))
         } catch {
             malformedRequests += 1
-            logger.notice("control socket: malformed request: \(error)")
+            let (log, leftOut) = malformedLog.admit(at: loop.now)
+            if log {
+                logger.notice("control socket: malformed request: \(error)\(Self.leftOutNote(leftOut))")
+            }
             return EngineQueries.error("malformed JSON request: \(error)")
         }
     }

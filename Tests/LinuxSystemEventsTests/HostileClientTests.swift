@@ -326,3 +326,93 @@ extension HostileClientTests {
         server.stop()
     }
 }
+
+extension HostileClientTests {
+    /// CPU time (user + system) of process `pid`, in clock ticks.
+    static func cpuTicks(of pid: Int32) -> Int {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        guard let end = stat.lastIndex(of: ")") else { return -1 }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        // After "pid (comm)": state is field 0, utime field 11, stime field 12.
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return -1 }
+        return user + system
+    }
+
+    /// Item 7: when `accept` fails with EMFILE the listening socket stays
+    /// readable; the old service spun at 100 % CPU and logged a line per
+    /// try. Now it stops accepting for a moment (backing off) and logs at
+    /// most a few lines, and it accepts again once descriptors are free.
+    @Test func runningOutOfDescriptorsNeitherSpinsNorFloodsTheLog() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock"), log = directory.file("log")
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: "/bin/bash")
+        service.arguments = ["-c", "ulimit -n 48 && exec \"$0\" run --socket \"$1\" --defaults-file \"$2\" --locale-file \"$3\" --zone-file \"$4\" 2> \"$5\"",
+                             BuiltTool.path, socket, directory.file("d.json"), directory.file("locale"),
+                             directory.file("localtime"), log]
+        service.standardOutput = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        var clients: [RawClient] = []
+        for _ in 0..<60 { if let client = try? RawClient(path: socket) { clients.append(client) } }
+        usleep(200_000)
+        let pid = service.processIdentifier
+        let before = Self.cpuTicks(of: pid)
+        usleep(1_500_000)
+        let spent = Self.cpuTicks(of: pid) - before
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count
+        #expect(spent < 30, "\(spent) ticks of CPU in 1.5 s with descriptors exhausted")
+        #expect(lines < 40, "\(lines) log lines")
+        for client in clients { client.close() }
+        let start = Date()
+        var reply: JSONObject?
+        while reply == nil, Date().timeIntervalSince(start) < 5 {
+            reply = try? ControlClient.send(["query": "state"], to: socket)
+            if reply?["ok"] != .bool(true) { reply = nil; usleep(100_000) }
+        }
+        #expect(reply?["ok"] == .bool(true), "accepting again once descriptors are free")
+        service.terminate()
+        service.waitUntilExit()
+        #expect(service.terminationStatus == 0)
+    }
+}
+
+extension HostileClientTests {
+    /// Item 7: one log line per malformed request flooded the log. Each
+    /// still gets its error reply and is counted; the log gets a few lines
+    /// per 10 s, then says how many it left out.
+    @Test func malformedRequestsDoNotFloodTheLog() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock"), log = directory.file("log")
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: "/bin/bash")
+        service.arguments = ["-c", "exec \"$0\" run --socket \"$1\" --defaults-file \"$2\" --locale-file \"$3\" --zone-file \"$4\" 2> \"$5\"",
+                             BuiltTool.path, socket, directory.file("d.json"), directory.file("locale"),
+                             directory.file("localtime"), log]
+        service.standardOutput = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let garbage = Array(String(repeating: "not json\n", count: 2_000).utf8)
+        let client = try RawClient(path: socket)
+        var replies: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65_536), offset = 0
+        while offset < garbage.count {  // write and read in turn: replies are larger than requests
+            offset += client.sendWithoutBlocking(Array(garbage[offset...]))
+            let count = recv(client.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { replies += buffer[0..<count] }
+        }
+        shutdown(client.fd, Int32(SHUT_WR))
+        while true {
+            let count = recv(client.fd, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            replies += buffer[0..<count]
+        }
+        client.close()
+        #expect(replies.filter { $0 == UInt8(ascii: "\n") }.count == 2_000, "every malformed line got its error reply")
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(lines.filter { $0.contains("malformed request") }.count <= 5, "\(lines.count) log lines")
+        service.terminate()
+        service.waitUntilExit()
+    }
+}
