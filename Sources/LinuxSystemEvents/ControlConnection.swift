@@ -56,9 +56,22 @@ final class ControlConnection {
     /// Whether the client's unread replies have reached the bound.
     private var isBackedUp: Bool { output.count >= maxPendingReplyBytes }
 
+    /// Reads per readiness callback: a client that writes as fast as it
+    /// can must not keep the loop in its callback while other clients (and
+    /// the listening socket) wait; the rest is read on the next pass.
+    private static let readsPerCallback = 4
+    /// Requests handled per turn; more waiting lines are handled in a later
+    /// turn (a job at input priority), with reading paused meanwhile, so
+    /// one pipelining client cannot hold the loop for long.
+    private static let linesPerTurn = 256
+    /// A later turn is scheduled for lines already read.
+    private var turnPending = false
+
     private func readable() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while !isClosed, !closeWhenFlushed, !isBackedUp {
+        var reads = 0
+        while !isClosed, !closeWhenFlushed, !isBackedUp, !turnPending, reads < Self.readsPerCallback {
+            reads += 1
             let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if count > 0 {
                 input.append(contentsOf: buffer[0..<count])
@@ -79,7 +92,10 @@ final class ControlConnection {
     /// Handles complete lines until none is left, the replies back up, or
     /// the connection is closing.
     private func processLines() {
-        while !isClosed, !closeWhenFlushed, !isBackedUp, let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+        var handled = 0
+        while !isClosed, !closeWhenFlushed, !isBackedUp, !turnPending, let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+            guard handled < Self.linesPerTurn else { return scheduleTurn() }
+            handled += 1
             var line = Array(input[..<newline])
             input.removeSubrange(...newline)
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
@@ -92,6 +108,23 @@ final class ControlConnection {
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
             rejectOversize()
         }
+    }
+
+    private func scheduleTurn() {
+        turnPending = true
+        do {
+            try loop.executeInLoop(priority: .input) { [weak self] in self?.takeTurn() }
+        } catch {
+            return close(reason: "cannot schedule the next requests: \(error)")
+        }
+        flush()  // updates the interest: no reading until the turn
+    }
+
+    private func takeTurn() {
+        turnPending = false
+        guard !isClosed else { return }
+        processLines()
+        flush()
     }
 
     private func rejectOversize() {
@@ -144,7 +177,7 @@ final class ControlConnection {
             if isClosed { return }
         }
         var interest: Readiness = output.isEmpty ? [] : .write
-        if !closeWhenFlushed && !isBackedUp { interest.insert(.read) }
+        if !closeWhenFlushed && !isBackedUp && !turnPending { interest.insert(.read) }
         watch(interest)
     }
 

@@ -416,3 +416,57 @@ extension HostileClientTests {
         service.waitUntilExit()
     }
 }
+
+extension HostileClientTests {
+    /// Item 11: inputs answered `ok` while system events kept the loop busy
+    /// vanished at SIGTERM with no record. Every acknowledged input is
+    /// delivered (an `input` observation) or reported (`discarded`). The
+    /// old service did not even answer them: the flooding client kept the
+    /// loop in its read callback (now bounded per turn).
+    @Test func everyAcknowledgedInputIsReportedAtShutdown() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock"), output = directory.file("out.jsonl")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
+        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
+        service.standardOutput = FileHandle(forWritingAtPath: output)
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        final class Flag: @unchecked Sendable { var stop = false }
+        let flag = Flag()
+        let flooder = Thread {
+            guard let client = try? RawClient(path: socket) else { return }
+            let events = Array((#"{"system":{"orientation":"faceUp"}}"# + "\n" + #"{"system":{"orientation":"portrait"}}"# + "\n").utf8)
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while !flag.stop {
+                client.sendWithoutBlocking(events)
+                _ = recv(client.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            }
+            client.close()
+        }
+        flooder.start()
+        var acknowledged: [String] = []
+        for index in 0..<30 {
+            let id = "tap-\(index)"
+            if (try? ControlClient.send(["input": .string(id)], to: socket))?["ok"] == .bool(true) { acknowledged.append(id) }
+        }
+        service.terminate()
+        service.waitUntilExit()
+        flag.stop = true
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let records = text.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)).objectValue }
+        var reported = Set<String>()
+        for record in records {
+            if let id = record["input"]?.stringValue { reported.insert(id) }
+            if let id = record["discarded"]?.objectValue?["input"]?.stringValue { reported.insert(id) }
+        }
+        let missing = acknowledged.filter { !reported.contains($0) }
+        #expect(!acknowledged.isEmpty)
+        #expect(missing.isEmpty, "\(missing.count) of \(acknowledged.count) acknowledged inputs have no record: \(missing.prefix(5))")
+        #expect(service.terminationStatus == 0)
+    }
+}
