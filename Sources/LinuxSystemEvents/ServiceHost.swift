@@ -118,7 +118,13 @@ public final class ServiceHost {
             }
         case .input(let id):
             do {
+                let discardedBefore = application.discardedInputCount
                 try application.deliverInput(id)
+                guard application.discardedInputCount == discardedBefore else {
+                    // Accepted and applied, but the app was not active: say so.
+                    return ["ok": true, "discarded": true,
+                            "reason": .string("the app is \(application.state.rawValue); input reaches only an active app")]
+                }
                 return ["ok": true]
             } catch {
                 return EngineQueries.error("\(error)")

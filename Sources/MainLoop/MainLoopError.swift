@@ -1,3 +1,5 @@
+import Glibc
+
 /// Errors for misuse of a ``MainRunLoop`` and its sources.
 ///
 /// Every misuse the loop can detect at run time is reported with one of
@@ -23,7 +25,8 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case .sourceRemoved: return "the source was removed and cannot be used again"
         case .notDeterministic: return "this call needs a deterministic (manual clock) loop"
         case .reentrantDispatch: return "this call is not allowed from inside a loop callback"
-        case .system(let operation, let errno): return "\(operation) failed (errno \(errno))"
+        case .system(let operation, let errno):
+            return "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
         }
     }
 }

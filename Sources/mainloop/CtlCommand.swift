@@ -33,7 +33,10 @@ struct CtlCommand: ParsableCommand {
         do {
             json = try CtlRequest.parse(request)
         } catch {
-            throw ValidationError(error.description)
+            // Said plainly: the top-level usage line that a ValidationError
+            // adds only hides what was wrong with the request.
+            Output.error("error: \(error.description)")
+            throw ExitCode(64)  // EX_USAGE
         }
         let reply: JSONObject
         do {

@@ -18,8 +18,14 @@ struct DemoCommand: ParsableCommand {
         abstract: "Run a real service, suspend it, send it events, resume it, and show the merged result."
     )
 
-    @Option(help: "Pause between steps, in milliseconds.")
+    /// `.unconditional`: `--pace -5` is a negative number (refused by
+    /// `validate`), not a missing value followed by an option `-5`.
+    @Option(parsing: .unconditional, help: "Pause between steps, in milliseconds (0 or more).")
     var pace: Int = 120
+
+    func validate() throws {
+        guard pace >= 0 else { throw ValidationError("--pace must be 0 or more, not \(pace)") }
+    }
 
     func run() throws {
         Logging.bootstrapOnce()
