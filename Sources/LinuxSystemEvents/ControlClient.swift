@@ -36,6 +36,7 @@ public enum ControlClient {
         guard connected == 0 else {
             throw Failure(description: "cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
+        try checkServer(fd, path: path)
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -58,5 +59,22 @@ public enum ControlClient {
         }
         let line = reply.prefix { $0 != UInt8(ascii: "\n") }
         return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Talks only to a service run by this user or by root (SO_PEERCRED on
+    /// the connected socket): anyone else who bound the path first would
+    /// otherwise receive the request and answer it.
+    static func checkServer(_ fd: Int32, path: String) throws(Failure) {
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+            throw Failure(description: "cannot check who serves \(path): \(String(cString: strerror(errno)))")
+        }
+        guard credentials.uid == geteuid() || credentials.uid == 0 else {
+            throw Failure(description: """
+                the socket at \(path) is served by uid \(credentials.uid) (pid \(credentials.pid)), \
+                not by you (uid \(geteuid())) or root; refusing to talk to it
+                """)
+        }
     }
 }

@@ -22,7 +22,7 @@ struct CtlCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock or /tmp/mainloop-UID.sock).")
+    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID).")
     var socket: String?
 
     @Argument(help: "The request: raw JSON or a shorthand (see above).")
@@ -40,7 +40,7 @@ struct CtlCommand: ParsableCommand {
         }
         let reply: JSONObject
         do {
-            reply = try ControlClient.send(json, to: socket ?? DefaultPaths.socket)
+            reply = try ControlClient.send(json, to: socket ?? DefaultSocketPath.resolve(creating: false))
         } catch {
             Output.error("error: \(error)")
             throw ExitCode(2)

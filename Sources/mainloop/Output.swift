@@ -18,14 +18,3 @@ enum Output {
         }
     }
 }
-
-/// The default control socket: `$XDG_RUNTIME_DIR/mainloop.sock`, else
-/// `/tmp/mainloop-<uid>.sock`.
-enum DefaultPaths {
-    static var socket: String {
-        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty {
-            return runtime + "/mainloop.sock"
-        }
-        return "/tmp/mainloop-\(getuid()).sock"
-    }
-}

@@ -16,7 +16,7 @@ struct RunCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock or /tmp/mainloop-UID.sock).")
+    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID).")
     var socket: String?
     @Option(help: "User defaults domain (file under $XDG_CONFIG_HOME/mainloop/).")
     var domain: String = "mainloop"
@@ -33,7 +33,7 @@ struct RunCommand: ParsableCommand {
         Logging.bootstrapOnce()
         let logger = Logger(label: "mainloop.run")
         signal(SIGPIPE, SIG_IGN)
-        var options = ServiceOptions(socketPath: socket ?? DefaultPaths.socket)
+        var options = ServiceOptions(socketPath: try socket ?? DefaultSocketPath.resolve(creating: true))
         options.domain = domain
         options.defaultsFile = defaultsFile
         options.localeFile = localeFile

@@ -470,3 +470,83 @@ extension HostileClientTests {
         #expect(service.terminationStatus == 0)
     }
 }
+
+/// Item 8: the default socket path, and who `ctl` agrees to talk to.
+@Suite struct SocketSquattingTests {
+    /// Without `XDG_RUNTIME_DIR` the default socket was `/tmp/mainloop-UID.sock`,
+    /// which another user could bind first. Now it is in a directory of the
+    /// user's own, mode 0700, verified before use.
+    @Test func theDefaultSocketLivesInAPrivateDirectory() throws {
+        let directory = TemporaryDirectory()
+        let environment = ["XDG_RUNTIME_DIR": "", "TMPDIR": directory.path]
+        let privateDirectory = directory.file("mainloop-\(getuid())")
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
+        service.arguments = ["run", "--defaults-file", directory.file("d.json"),
+                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
+        service.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        service.standardOutput = FileHandle.nullDevice
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        let socket = privateDirectory + "/mainloop.sock"
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) }, "the socket is \(socket)")
+        var status = stat()
+        #expect(lstat(privateDirectory, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR)
+        #expect(status.st_mode & 0o777 == 0o700 && status.st_uid == getuid())
+        let ctl = try BuiltTool.run(["ctl", "state"], environment: environment)
+        #expect(ctl.status == 0, "\(ctl)")
+        service.terminate()
+        service.waitUntilExit()
+    }
+
+    /// A directory at the default place that is not private (or a symlink)
+    /// is refused, by the service and by `ctl`.
+    @Test(arguments: ["open", "symlink"])
+    func aDefaultDirectoryThatIsNotPrivateIsRefused(kind: String) throws {
+        let directory = TemporaryDirectory()
+        let privateDirectory = directory.file("mainloop-\(getuid())")
+        if kind == "open" {
+            mkdir(privateDirectory, 0o777)
+            chmod(privateDirectory, 0o777)
+        } else {
+            mkdir(directory.file("elsewhere"), 0o700)
+            symlink(directory.file("elsewhere"), privateDirectory)
+        }
+        let environment = ["XDG_RUNTIME_DIR": "", "TMPDIR": directory.path]
+        let run = try BuiltTool.run(["run", "--defaults-file", directory.file("d.json"), "--locale-file", directory.file("l"),
+                                     "--zone-file", directory.file("z")],
+                                    environment: environment, prefix: ["/usr/bin/timeout", "5"])
+        #expect(run.status != 0 && run.status != 124, "\(run)")
+        #expect(run.error.contains("refusing to use \(privateDirectory)"), "\(run.error)")
+        let ctl = try BuiltTool.run(["ctl", "state"], environment: environment)
+        #expect(ctl.status != 0)
+        #expect(ctl.error.contains("refusing to use \(privateDirectory)"), "\(ctl.error)")
+    }
+
+    /// `ctl` never checked who the server was: it talked to a squatter.
+    /// Now it checks the server's uid with SO_PEERCRED (its own, or root).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to run a server as another user"))
+    func ctlRefusesAServerRunByAnotherUser() throws {
+        let directory = TemporaryDirectory()
+        chmod(directory.path, 0o777)
+        let socket = directory.file("s.sock")
+        let squatter = Process()
+        squatter.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        squatter.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", BuiltTool.path,
+                              "run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                              "--locale-file", directory.file("l"), "--zone-file", directory.file("z")]
+        squatter.standardOutput = FileHandle.nullDevice
+        squatter.standardError = FileHandle.nullDevice
+        try squatter.run()
+        defer { if squatter.isRunning { squatter.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        chmod(socket, 0o666)
+        let ctl = try BuiltTool.run(["ctl", "--socket", socket, "state"])
+        #expect(ctl.status != 0, "\(ctl)")
+        #expect(ctl.error.contains("served by uid 65534"), "\(ctl.error)")
+        squatter.terminate()
+        squatter.waitUntilExit()
+    }
+}
