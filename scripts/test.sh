@@ -34,7 +34,7 @@ fi
 
 echo "== cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests'
 
 echo "== the example service (Examples/): builds, runs 2 s, merges, stops cleanly"
 swift build --package-path Examples

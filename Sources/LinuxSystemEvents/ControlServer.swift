@@ -184,7 +184,7 @@ public final class ControlServer {
         if log {
             logger.warning("""
                 control socket: accept failed: \(String(cString: strerror(error))); \
-                pausing accepts for \(acceptBackoff)\(Self.leftOutNote(leftOut))
+                pausing accepts for \(acceptBackoff)\(LogRateLimit.leftOutNote(leftOut))
                 """)
         }
         guard let listenSource else { return }
@@ -208,11 +208,6 @@ public final class ControlServer {
         } catch {
             logger.error("control socket: cannot resume accepting: \(error)")
         }
-    }
-
-    /// " (N similar lines left out)" when the rate limit dropped some.
-    static func leftOutNote(_ count: Int) -> String {
-        count == 0 ? "" : " (\(count) similar lines left out)"
     }
 
     /// At the limit: closes the connection idle the longest, if it has been
@@ -259,7 +254,7 @@ public final class ControlServer {
             malformedRequests += 1
             let (log, leftOut) = malformedLog.admit(at: loop.now)
             if log {
-                logger.notice("control socket: malformed request: \(error)\(Self.leftOutNote(leftOut))")
+                logger.notice("control socket: malformed request: \(error)\(LogRateLimit.leftOutNote(leftOut))")
             }
             return EngineQueries.error("malformed JSON request: \(error)")
         }

@@ -4,21 +4,24 @@ import MainLoop
 /// that repeats at loop speed (an `accept` that keeps failing, a client
 /// sending garbage) cannot flood the log. The first line of each new window
 /// says how many were left out of the last. Loop thread only.
-struct LogRateLimit {
-    let burst: Int
-    let window: Duration
+public struct LogRateLimit {
+    /// Lines logged per window at most.
+    public let burst: Int
+    /// The window.
+    public let window: Duration
     private var windowStart: LoopInstant?
     private var inWindow = 0
     private var suppressed = 0
 
-    init(burst: Int = 5, window: Duration = .seconds(10)) {
+    /// At most `burst` lines per `window`.
+    public init(burst: Int = 5, window: Duration = .seconds(10)) {
         self.burst = burst
         self.window = window
     }
 
     /// Whether to log an event at `now`; if so, how many were left out
     /// since the last logged one.
-    mutating func admit(at now: LoopInstant) -> (log: Bool, leftOut: Int) {
+    public mutating func admit(at now: LoopInstant) -> (log: Bool, leftOut: Int) {
         if let windowStart, now - windowStart < window {
             guard inWindow < burst else {
                 suppressed += 1
@@ -31,5 +34,10 @@ struct LogRateLimit {
         inWindow += 1
         defer { suppressed = 0 }
         return (true, suppressed)
+    }
+
+    /// " (N similar lines left out)" when `count` lines were left out.
+    public static func leftOutNote(_ count: Int) -> String {
+        count == 0 ? "" : " (\(count) similar lines left out)"
     }
 }

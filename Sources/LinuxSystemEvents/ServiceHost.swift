@@ -26,6 +26,8 @@ public final class ServiceHost {
     private var timeSource: SignificantTimeChangeSource!
     private var localeSource: LocaleSource!
     private var defaultsMonitor: UserDefaultsMonitor!
+    /// More counters for a `stats` reply (e.g. the output pump's drops).
+    public var extraStats: () -> JSONObject = { JSONObject() }
     /// Set by the first ``shutdown()``: later calls do nothing.
     private var isShutDown = false
     private let wallClock: SystemWallClock
@@ -131,11 +133,21 @@ public final class ServiceHost {
             }
         case .query(let query):
             return EngineQueries.reply(query, application: application,
-                                       extraStats: ["refusedPeers": .number(Double(control.refusedPeers)),
-                                                    "malformedRequests": .number(Double(control.malformedRequests))])
+                                       extraStats: controlStats())
         case .app:
             return EngineQueries.error("'app' actions are scenario steps, not control requests")
         }
+    }
+
+    /// The control socket's counters, for a `stats` reply.
+    private func controlStats() -> JSONObject {
+        var stats: JSONObject = ["refusedPeers": .number(Double(control.refusedPeers)),
+                                 "malformedRequests": .number(Double(control.malformedRequests)),
+                                 "acceptFailures": .number(Double(control.acceptFailures)),
+                                 "idleClosed": .number(Double(control.idleClosed)),
+                                 "evicted": .number(Double(control.evicted))]
+        for (key, value) in extraStats() { stats[key] = value }
+        return stats
     }
 
     /// `at` (Unix seconds) and `time` (ISO 8601, UTC, milliseconds).

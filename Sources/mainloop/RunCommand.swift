@@ -3,6 +3,7 @@ import Glibc
 import LinuxSystemEvents
 import Logging
 import MainLoop
+import MainLoopJSON
 
 /// `mainloop run`: the host service on the real loop.
 struct RunCommand: ParsableCommand {
@@ -29,6 +30,13 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Launch in the background (launchInBackground).")
     var background = false
 
+    @Option(help: "Observations waiting for stdout at most, in bytes; beyond it they are dropped and counted.")
+    var outputBufferBytes: Int = 8 << 20
+
+    func validate() throws {
+        guard outputBufferBytes > 0 else { throw ValidationError("--output-buffer-bytes must be positive, not \(outputBufferBytes)") }
+    }
+
     func run() throws {
         Logging.bootstrapOnce()
         let logger = Logger(label: "mainloop.run")
@@ -49,11 +57,31 @@ struct RunCommand: ParsableCommand {
         }
         let terminate = try loop.addSignal(SIGTERM, handler: stop)
         let interrupt = try loop.addSignal(SIGINT, handler: stop)
-        let service = try ServiceHost(options: options, loop: loop, logger: logger) { Output.json($0) }
+        // Observations go through a bounded queue and a writer thread: the
+        // loop never waits for whoever reads stdout (or does not).
+        let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes)
+        var overflowLog = LogRateLimit()
+        let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
+            guard !output.write(line: JSONValue.object(observation).jsonText) else { return }
+            let (log, leftOut) = overflowLog.admit(at: loop.now)
+            if log {
+                let note = LogRateLimit.leftOutNote(leftOut)
+                logger.warning("stdout is not being read fast enough: \(output.droppedLines) observations dropped so far\(note)")
+            }
+        }
+        service.extraStats = {
+            let stats: JSONObject = ["outputDroppedLines": .number(Double(output.droppedLines)),
+                                     "outputPendingBytes": .number(Double(output.pendingBytes))]
+            return stats
+        }
         host = service
         try service.start()
         try loop.run()
         try Self.ignoreWhileExiting([SIGTERM, SIGINT], handedBackBy: [terminate, interrupt])
+        let unwritten = output.finish(within: .seconds(1))
+        if unwritten > 0 || output.droppedLines > 0 {
+            logger.warning("stdout: \(output.droppedLines) observations dropped, \(unwritten) bytes left unwritten at exit")
+        }
     }
 
     /// From here on the process is exiting: a repeated SIGTERM or SIGINT

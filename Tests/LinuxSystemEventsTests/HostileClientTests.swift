@@ -550,3 +550,46 @@ extension HostileClientTests {
         squatter.waitUntilExit()
     }
 }
+
+extension HostileClientTests {
+    /// Item 5: observations were written with a blocking `write()` on the
+    /// loop thread; when nobody read stdout, the socket stopped answering
+    /// and SIGTERM was not handled. Now output goes through a bounded
+    /// buffer drained by a writer thread: the loop never waits for it.
+    @Test func anUnreadStdoutNeitherFreezesTheLoopNorDelaysSigterm() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock")
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
+        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime"),
+                             "--output-buffer-bytes", "65536"]
+        let unread = Pipe()  // never read
+        service.standardOutput = unread
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let client = try RawClient(path: socket)
+        let events = Array(String(repeating: #"{"system":{"orientation":"faceUp"}}"# + "\n" + #"{"system":{"orientation":"portrait"}}"# + "\n",
+                                  count: 200).utf8)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let flood = Date()
+        while Date().timeIntervalSince(flood) < 1 {  // far more than a pipe holds
+            client.sendWithoutBlocking(events)
+            _ = recv(client.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        }
+        client.close()
+        let asked = Date()
+        let stats = try ControlClient.send(["query": "stats"], to: socket)
+        #expect(stats["ok"] == .bool(true))
+        #expect(Date().timeIntervalSince(asked) < 2, "answered while stdout is full")
+        #expect((stats["outputDroppedLines"]?.numberValue ?? 0) > 0, "what overflowed is counted: \(stats)")
+        let terminated = Date()
+        service.terminate()
+        service.waitUntilExit()
+        #expect(Date().timeIntervalSince(terminated) < 2.5, "SIGTERM honoured within about a second")
+        #expect(service.terminationStatus == 0)
+        _ = unread  // kept open, unread, until the end
+    }
+}

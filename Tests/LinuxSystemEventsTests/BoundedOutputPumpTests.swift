@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import Testing
+
+/// The service's stdout writer: a bounded queue drained by its own thread.
+@Suite struct BoundedOutputPumpTests {
+    /// Everything written arrives, whole and in order, when it is read.
+    @Test func linesArriveInOrderWhenRead() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20)
+        final class Received: @unchecked Sendable {
+            private let lock = NSLock()
+            private var storage: [UInt8] = []
+            var bytes: [UInt8] { lock.withLock { storage } }
+            func append(_ more: ArraySlice<UInt8>) { lock.withLock { storage += more } }
+        }
+        let received = Received()
+        let readEnd = fds[0]
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                guard count > 0 else { break }
+                received.append(buffer[0..<count])
+            }
+        }
+        reader.start()
+        for index in 0..<10_000 { pump.write(line: "line \(index)") }
+        #expect(pump.finish(within: .seconds(5)) == 0)
+        close(fds[1])
+        #expect(eventually { received.bytes.filter { $0 == UInt8(ascii: "\n") }.count == 10_000 })
+        let lines = String(decoding: received.bytes, as: UTF8.self).split(separator: "\n")
+        #expect(lines.first == "line 0" && lines.last == "line 9999")
+        #expect(pump.droppedLines == 0)
+        close(fds[0])
+    }
+
+    /// Nobody reads: writing never blocks, what does not fit is dropped and
+    /// counted, and finishing gives up after its limit.
+    @Test func anUnreadDescriptorNeverBlocksTheWriter() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 4096)
+        let start = Date()
+        var accepted = 0
+        for index in 0..<100_000 where pump.write(line: "observation \(index)") { accepted += 1 }
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(pump.droppedLines == 100_000 - accepted)
+        #expect(pump.droppedLines > 90_000)
+        let finishing = Date()
+        #expect(pump.finish(within: .milliseconds(200)) > 0, "some bytes could not be written")
+        #expect(Date().timeIntervalSince(finishing) < 2)
+        close(fds[0])  // the writer thread now fails with EPIPE and ends
+        close(fds[1])
+    }
+}
