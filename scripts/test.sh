@@ -4,9 +4,10 @@
 #      the project's copies and ../shared/conformance when it is beside us;
 #   2. the cross-thread tests under ThreadSanitizer;
 #   3. the example service in Examples/, built and run;
-#   4. the allocation gate: the ordo-one benchmark suites, each against its
+#   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
+#   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
-#   5. the whole test suite (`swift test`), last, so its summary closes the run.
+#   6. the whole test suite (`swift test`), last, so its summary closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -42,6 +43,9 @@ example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
 echo "$example"
 grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
 grep -q 'stopped cleanly' <<<"$example"
+
+echo "== the control socket's request decoder under libFuzzer + ASan (60 s over Fuzz/Corpus)"
+bounded 10m bash Fuzz/run.sh 60
 
 echo "== allocation gate (ordo-one suites against Benchmarks/Thresholds)"
 bash Benchmarks/scripts/check-thresholds.sh

@@ -1,0 +1,47 @@
+import EngineWire
+import MainLoopJSON
+
+/// libFuzzer's entry point: the bytes are one control-socket line. Every
+/// input must come back as a decoded request or an error, never a crash, a
+/// hang or a leak (the address sanitizer checks memory). The decoded
+/// request is also printed back to JSON and parsed again: a value the
+/// parser accepted must survive the round trip.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let line = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let value: JSONValue
+    do {
+        value = try JSONValue.parse(line)
+    } catch {
+        return 0  // malformed JSON: an error reply
+    }
+    let reprinted = value.jsonText
+    do {
+        guard try JSONValue.parse(reprinted) == value else { fatalError("round trip changed \(reprinted)") }
+    } catch {
+        fatalError("the printer wrote JSON the parser rejects: \(reprinted): \(error)")
+    }
+    guard let object = value.objectValue else { return 0 }
+    for context in [RequestContext.controlSocket, .scenarioStep] {
+        do {
+            _ = try RequestDecoder.decode(object, context: context)
+        } catch {
+            // A refused request becomes an error reply: the expected outcome.
+        }
+    }
+    return 0
+}
+
+/// libFuzzer's driver (the library's own `main` is not linked: SwiftPM
+/// names an executable's entry point `<target>_main`, so this is it).
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
+                     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                     _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+
+@_cdecl("RequestDecoderFuzzer_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { data, size in fuzz(data, size) }
+}
