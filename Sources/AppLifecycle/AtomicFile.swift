@@ -21,11 +21,27 @@ public enum AtomicFile {
     }
 
     /// Atomically replaces `path` with `bytes` (file mode `mode`).
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(WriteError) {
+    /// The file gets exactly `mode` (not narrowed by the umask) and, when
+    /// `owner` is given and differs from ours, that owner if the system lets
+    /// us (root does; otherwise it stays ours, as any rewrite by its user).
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
+                             owner: (uid: uid_t, gid: gid_t)? = nil) throws(WriteError) {
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw WriteError(path: path, operation: "open(temporary)", code: errno) }
+        if let owner, owner.uid != geteuid() || owner.gid != getegid(), fchown(fd, owner.uid, owner.gid) != 0, errno != EPERM {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw WriteError(path: path, operation: "fchown", code: code)
+        }
+        guard fchmod(fd, mode) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw WriteError(path: path, operation: "fchmod", code: code)
+        }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in

@@ -38,12 +38,17 @@ public final class UserDefaultsStore {
     /// Every key and value; an absent file is an empty domain.
     /// - Throws: ``UserDefaultsError/corrupt(path:reason:)``, ``UserDefaultsError/io(_:)``.
     public func dictionary() throws(UserDefaultsError) -> JSONObject {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try FileContents.text(path)
+            bytes = try FileContents.bytes(path)
         } catch {
             if error.code == ENOENT { return JSONObject() }
             throw .io(error.description)
+        }
+        // Strict: a lossy decode (U+FFFD) would be written back on the next
+        // change and lose what the file said.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .corrupt(path: path, reason: "the file is not valid UTF-8")
         }
         if text.allSatisfy(\.isWhitespace) { return JSONObject() }
         let json: JSONValue
@@ -88,7 +93,9 @@ public final class UserDefaultsStore {
     private func update(_ change: (inout JSONObject) -> Void) throws(UserDefaultsError) {
         try createParentDirectories()
         let lockPath = path + ".lock"
-        let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NOFOLLOW: a symlink planted at the lock's path must not make us
+        // create or open a file elsewhere.
+        let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard lockFD >= 0 else { throw .io("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
         defer { close(lockFD) }
         while flock(lockFD, LOCK_EX) != 0 {
@@ -99,10 +106,32 @@ public final class UserDefaultsStore {
         let before = object
         change(&object)
         guard object != before || object.orderedKeys != before.orderedKeys else { return }
+        var status = stat()
+        let exists = lstat(path, &status) == 0
+        if exists && status.st_mode & S_IFMT == S_IFLNK {
+            throw .io("\(path) is a symlink; refusing to replace it with a file (write to its target instead)")
+        }
+        removeTemporariesOfDeadWriters()
         do {
-            try AtomicFile.write(JSONValue.object(object).jsonText + "\n", to: path)
+            try AtomicFile.write(Array((JSONValue.object(object).jsonText + "\n").utf8), to: path,
+                                 mode: exists ? status.st_mode & 0o7777 : 0o600,
+                                 owner: exists ? (status.st_uid, status.st_gid) : nil)
         } catch {
             throw .io(error.description)
+        }
+    }
+
+    /// Removes `FILE.tmp-PID-N` files whose writer process is gone (killed
+    /// between creating and renaming its temporary). Runs under the lock.
+    private func removeTemporariesOfDeadWriters() {
+        let (directory, name) = FileWatcher.split(path)
+        guard let entries = opendir(directory) else { return }
+        defer { closedir(entries) }
+        let prefix = name + ".tmp-"
+        while let entry = readdir(entries) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasPrefix(prefix), let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + file) }
         }
     }
 
