@@ -40,7 +40,7 @@ public final class ServiceHost {
         self.loop = loop
         self.logger = logger
         wallClock = SystemWallClock(localtimePath: options.zoneFiles.first ?? "/etc/localtime")
-        application = Application(loop: loop, configuration: configuration)
+        application = Application(loop: loop, configuration: configuration, limits: options.limits)
         center = application.notifications
         observer = ObservationRecorder(timestamp: { ServiceHost.wallClockFields() }, sink: output)
         try observer.attach(to: application)
@@ -132,8 +132,12 @@ public final class ServiceHost {
                 return EngineQueries.error("\(error)")
             }
         case .query(let query):
-            return EngineQueries.reply(query, application: application,
-                                       extraStats: controlStats())
+            let reply = EngineQueries.reply(query, application: application, extraStats: controlStats())
+            let size = JSONValue.object(reply).jsonText.utf8.count
+            guard size <= options.maxReplyBytes else {
+                return EngineQueries.error("the '\(query.rawValue)' reply would be \(size) bytes, over the limit of \(options.maxReplyBytes)")
+            }
+            return reply
         case .app:
             return EngineQueries.error("'app' actions are scenario steps, not control requests")
         }

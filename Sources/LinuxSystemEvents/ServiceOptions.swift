@@ -1,4 +1,5 @@
 import Glibc
+import SystemNotifications
 
 /// How a ``ServiceHost`` is set up (the `mainloop run` flags).
 public struct ServiceOptions: Sendable {
@@ -18,6 +19,12 @@ public struct ServiceOptions: Sendable {
     public var detectClockSet = true
     /// The socket file's mode.
     public var socketMode: mode_t = 0o600
+    /// What the notification engine stores at most (subjects per keyed
+    /// kind, subject id length, value size); events over them are refused.
+    public var limits = CoalescingLimits()
+    /// The largest query reply, in bytes of JSON; a bigger one is refused
+    /// with an error that says so.
+    public var maxReplyBytes = 1 << 20
 
     public init(socketPath: String) { self.socketPath = socketPath }
 }

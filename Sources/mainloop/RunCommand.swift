@@ -4,6 +4,7 @@ import LinuxSystemEvents
 import Logging
 import MainLoop
 import MainLoopJSON
+import SystemNotifications
 
 /// `mainloop run`: the host service on the real loop.
 struct RunCommand: ParsableCommand {
@@ -33,8 +34,24 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Observations waiting for stdout at most, in bytes; beyond it they are dropped and counted.")
     var outputBufferBytes: Int = 8 << 20
 
+    @Option(help: "Subjects (accessories, screens, defaults keys, ...) one keyed kind keeps at most.")
+    var maxSubjects: Int = CoalescingLimits().maxSubjectsPerKind
+
+    @Option(help: "The longest subject id, in UTF-8 bytes.")
+    var maxSubjectBytes: Int = CoalescingLimits().maxSubjectBytes
+
+    @Option(help: "The largest event value, in bytes of JSON.")
+    var maxValueBytes: Int = CoalescingLimits().maxValueBytes
+
+    @Option(help: "The largest query reply, in bytes of JSON.")
+    var maxReplyBytes: Int = 1 << 20
+
     func validate() throws {
-        guard outputBufferBytes > 0 else { throw ValidationError("--output-buffer-bytes must be positive, not \(outputBufferBytes)") }
+        for (name, value) in [("--output-buffer-bytes", outputBufferBytes), ("--max-subjects", maxSubjects),
+                              ("--max-subject-bytes", maxSubjectBytes), ("--max-value-bytes", maxValueBytes),
+                              ("--max-reply-bytes", maxReplyBytes)] where value <= 0 {
+            throw ValidationError("\(name) must be positive, not \(value)")
+        }
     }
 
     func run() throws {
@@ -47,6 +64,10 @@ struct RunCommand: ParsableCommand {
         options.localeFile = localeFile
         options.zoneFiles = zoneFiles
         options.background = background
+        options.limits.maxSubjectsPerKind = maxSubjects
+        options.limits.maxSubjectBytes = maxSubjectBytes
+        options.limits.maxValueBytes = maxValueBytes
+        options.maxReplyBytes = maxReplyBytes
         let loop = try MainRunLoop()
         // The signals are handled before the socket exists: a supervisor
         // that sees the socket may send SIGTERM at once.

@@ -593,3 +593,48 @@ extension HostileClientTests {
         _ = unread  // kept open, unread, until the end
     }
 }
+
+extension HostileClientTests {
+    /// Item 3: distinct subjects, long ids and big values while suspended
+    /// used to grow the service without bound (10^6 accessory ids: 253 MB, a
+    /// resume that blocked the loop for 8.7 s, an 18 MB `values` reply).
+    /// The limits are configurable; what is over them is refused with a
+    /// clear error and counted; a resume at the limit is quick.
+    @Test func subjectsIdsValuesAndRepliesAreBounded() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock")
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
+        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime"),
+                             "--max-subjects", "300", "--max-subject-bytes", "64", "--max-value-bytes", "1024",
+                             "--max-reply-bytes", "4000"]
+        service.standardOutput = FileHandle.nullDevice
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { service.terminate() } }
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        _ = try ControlClient.send(["lifecycle": "home"], to: socket)
+        var accepted = 0, refusals: [String] = []
+        for index in 0..<350 {
+            let reply = try ControlClient.send(["system": ["accessory": ["id": .string("dock-\(index)"), "connected": true]]],
+                                               to: socket)
+            if reply["ok"] == .bool(true) { accepted += 1 } else { refusals.append(reply["error"]?.stringValue ?? "") }
+        }
+        #expect(accepted == 300)
+        #expect(refusals.count == 50 && refusals.allSatisfy { $0.contains("300") }, "\(refusals.first ?? "")")
+        let longID = String(repeating: "x", count: 65)
+        let long = try ControlClient.send(["system": ["accessory": ["id": .string(longID), "connected": true]]], to: socket)
+        #expect(long["ok"] == .bool(false) && (long["error"]?.stringValue?.contains("64") ?? false), "\(long)")
+        let stats = try ControlClient.send(["query": "stats"], to: socket)
+        #expect(stats["kinds"]?.objectValue?["accessory"]?.objectValue?["refused"] == .number(51), "\(stats)")
+        let start = Date()
+        #expect(try ControlClient.send(["lifecycle": "foreground"], to: socket)["ok"] == .bool(true))
+        #expect(Date().timeIntervalSince(start) < 1, "a resume at the limit is quick")
+        let values = try ControlClient.send(["query": "values"], to: socket)  // 300 accessories now: about 5 KB
+        #expect(values["ok"] == .bool(false) && (values["error"]?.stringValue?.contains("over the limit of 4000") ?? false),
+                "a reply over the limit is refused: \(values)")
+        service.terminate()
+        service.waitUntilExit()
+    }
+}
