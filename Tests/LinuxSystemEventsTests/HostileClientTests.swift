@@ -638,3 +638,32 @@ extension HostileClientTests {
         service.waitUntilExit()
     }
 }
+
+extension HostileClientTests {
+    /// Item 1, deterministically: the client's unread replies have backed
+    /// the connection up (it waits to write), then the client sends one more
+    /// request and closes before the loop runs again, so one callback gets
+    /// read and write readiness at once. The old connection closed itself
+    /// while reading (the reply found the client gone) and then flushed
+    /// through an `unowned` reference to the freed object: SIGABRT. In a
+    /// child process, so the crash fails the test instead of the run.
+    @Test func readAndWriteReadinessAfterACloseInTheSameCallbackIsSafe() async {
+        await #expect(processExitsWith: .success) {
+            alarm(20)
+            let directory = TemporaryDirectory()
+            let loop = try MainRunLoop(deterministic: true)
+            let big = JSONObject([("ok", .bool(true)), ("padding", .string(String(repeating: "x", count: 2_000)))])
+            let server = try ControlServer(loop: loop, path: directory.file("c.sock"), logger: Logger(label: "test")) { _ in big }
+            let client = try RawClient(path: server.path)
+            try loop.runUntilIdle()  // accepted
+            let request = Array((#"{"query":"state"}"# + "\n").utf8)
+            for _ in 0..<200 { client.sendWithoutBlocking(request) }  // ~400 KB of replies: far more than the buffer
+            try loop.runUntilIdle()
+            client.sendWithoutBlocking(request)
+            client.close()
+            try loop.runUntilIdle()  // the callback with both readinesses
+            precondition(server.connectionCount == 0)
+            server.stop()
+        }
+    }
+}
