@@ -88,8 +88,15 @@ public final class ControlServer {
             close(listenFD)
             throw error
         }
-        listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
-            server.acceptAll()
+        do {
+            listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
+                server.acceptAll()
+            }
+        } catch {
+            // Not serving after all: the socket must not stay behind.
+            close(listenFD)
+            socketIdentity.unlinkIfStill(at: path)
+            throw error
         }
     }
 
