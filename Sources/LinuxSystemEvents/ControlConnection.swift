@@ -56,6 +56,10 @@ final class ControlConnection {
     /// Whether the client's unread replies have reached the bound.
     private var isBackedUp: Bool { output.count >= maxPendingReplyBytes }
 
+    /// Whether the connection reads and handles requests now: not closed
+    /// or closing, not backed up, and no later turn already scheduled.
+    private var takesRequests: Bool { !isClosed && !closeWhenFlushed && !isBackedUp && !turnPending }
+
     /// Reads per readiness callback: a client that writes as fast as it
     /// can must not keep the loop in its callback while other clients (and
     /// the listening socket) wait; the rest is read on the next pass.
@@ -70,7 +74,7 @@ final class ControlConnection {
     private func readable() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var reads = 0
-        while !isClosed, !closeWhenFlushed, !isBackedUp, !turnPending, reads < Self.readsPerCallback {
+        while takesRequests, reads < Self.readsPerCallback {
             reads += 1
             let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if count > 0 {
@@ -93,7 +97,7 @@ final class ControlConnection {
     /// the connection is closing.
     private func processLines() {
         var handled = 0
-        while !isClosed, !closeWhenFlushed, !isBackedUp, !turnPending, let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
+        while takesRequests, let newline = input.firstIndex(of: UInt8(ascii: "\n")) {
             guard handled < Self.linesPerTurn else { return scheduleTurn() }
             handled += 1
             var line = Array(input[..<newline])
@@ -177,7 +181,7 @@ final class ControlConnection {
             if isClosed { return }
         }
         var interest: Readiness = output.isEmpty ? [] : .write
-        if !closeWhenFlushed && !isBackedUp && !turnPending { interest.insert(.read) }
+        if takesRequests { interest.insert(.read) }
         watch(interest)
     }
 

@@ -42,19 +42,30 @@ final class RawClient {
     func close() { Glibc.close(fd) }
 }
 
-/// `mainloop run` as a real process on a socket in a private directory.
+/// `mainloop run` as a real process on a socket in a private directory,
+/// started and ready (its socket exists) when `init` returns.
 final class ServiceProcess {
-    let directory = TemporaryDirectory()
+    let directory: TemporaryDirectory
     let socket: String
     let process = Process()
 
-    init() throws {
+    /// - Parameters:
+    ///   - directory: where the socket, defaults, locale and zone files go
+    ///     (a caller that prepares files there passes its own).
+    ///   - extraArguments: more `mainloop run` options.
+    ///   - prefix: a launcher and its arguments run before the tool, as in
+    ///     ``BuiltTool/run(_:environment:prefix:)`` (e.g. a shell that sets a ulimit).
+    ///   - standardOutput, standardError: a `FileHandle` or `Pipe`.
+    init(directory: TemporaryDirectory = TemporaryDirectory(), extraArguments: [String] = [], prefix: [String] = [],
+         standardOutput: Any = FileHandle.nullDevice, standardError: Any = FileHandle.nullDevice) throws {
+        self.directory = directory
         socket = directory.file("s.sock")
-        process.executableURL = URL(fileURLWithPath: BuiltTool.path)
-        process.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                         "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")] + extraArguments
+        process.executableURL = URL(fileURLWithPath: prefix.first ?? BuiltTool.path)
+        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [BuiltTool.path] + arguments
+        process.standardOutput = standardOutput
+        process.standardError = standardError
         try process.run()
         guard eventually({ FileManager.default.fileExists(atPath: socket) }) else {
             process.terminate()
@@ -67,6 +78,17 @@ final class ServiceProcess {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// The first `ok` reply to `{"query":"state"}` within `seconds`, asked
+    /// every 100 ms (nil if none came).
+    func firstOKReply(within seconds: Double) -> JSONObject? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if let reply = try? ControlClient.send(["query": "state"], to: socket), reply["ok"] == .bool(true) { return reply }
+            usleep(100_000)
+        }
+        return nil
     }
 
     deinit { if process.isRunning { process.terminate() } }
@@ -294,12 +316,7 @@ extension HostileClientTests {
         for _ in 0..<80 { idle.append(try RawClient(path: service.socket)) }
         defer { for client in idle { client.close() } }
         let start = Date()
-        var reply: JSONObject?
-        while reply == nil, Date().timeIntervalSince(start) < 5 {
-            reply = try? ControlClient.send(["query": "state"], to: service.socket)
-            if reply?["ok"] != .bool(true) { reply = nil; usleep(100_000) }
-        }
-        #expect(reply?["ok"] == .bool(true), "the supervisor got through")
+        #expect(service.firstOKReply(within: 5) != nil, "the supervisor got through")
         #expect(Date().timeIntervalSince(start) < 4)
         #expect(service.terminate() == 0)
     }
@@ -344,20 +361,15 @@ extension HostileClientTests {
     /// most a few lines, and it accepts again once descriptors are free.
     @Test func runningOutOfDescriptorsNeitherSpinsNorFloodsTheLog() throws {
         let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock"), log = directory.file("log")
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: "/bin/bash")
-        service.arguments = ["-c", "ulimit -n 48 && exec \"$0\" run --socket \"$1\" --defaults-file \"$2\" --locale-file \"$3\" --zone-file \"$4\" 2> \"$5\"",
-                             BuiltTool.path, socket, directory.file("d.json"), directory.file("locale"),
-                             directory.file("localtime"), log]
-        service.standardOutput = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let log = directory.file("log")
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let service = try ServiceProcess(directory: directory, prefix: ["/bin/bash", "-c", #"ulimit -n 48 && exec "$0" "$@""#],
+                                         standardError: FileHandle(forWritingAtPath: log) as Any)
+        let socket = service.socket
         var clients: [RawClient] = []
         for _ in 0..<60 { if let client = try? RawClient(path: socket) { clients.append(client) } }
         usleep(200_000)
-        let pid = service.processIdentifier
+        let pid = service.process.processIdentifier
         let before = Self.cpuTicks(of: pid)
         usleep(1_500_000)
         let spent = Self.cpuTicks(of: pid) - before
@@ -365,16 +377,8 @@ extension HostileClientTests {
         #expect(spent < 30, "\(spent) ticks of CPU in 1.5 s with descriptors exhausted")
         #expect(lines < 40, "\(lines) log lines")
         for client in clients { client.close() }
-        let start = Date()
-        var reply: JSONObject?
-        while reply == nil, Date().timeIntervalSince(start) < 5 {
-            reply = try? ControlClient.send(["query": "state"], to: socket)
-            if reply?["ok"] != .bool(true) { reply = nil; usleep(100_000) }
-        }
-        #expect(reply?["ok"] == .bool(true), "accepting again once descriptors are free")
-        service.terminate()
-        service.waitUntilExit()
-        #expect(service.terminationStatus == 0)
+        #expect(service.firstOKReply(within: 5) != nil, "accepting again once descriptors are free")
+        #expect(service.terminate() == 0)
     }
 }
 
@@ -384,16 +388,10 @@ extension HostileClientTests {
     /// per 10 s, then says how many it left out.
     @Test func malformedRequestsDoNotFloodTheLog() throws {
         let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock"), log = directory.file("log")
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: "/bin/bash")
-        service.arguments = ["-c", "exec \"$0\" run --socket \"$1\" --defaults-file \"$2\" --locale-file \"$3\" --zone-file \"$4\" 2> \"$5\"",
-                             BuiltTool.path, socket, directory.file("d.json"), directory.file("locale"),
-                             directory.file("localtime"), log]
-        service.standardOutput = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let log = directory.file("log")
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let service = try ServiceProcess(directory: directory, standardError: FileHandle(forWritingAtPath: log) as Any)
+        let socket = service.socket
         let garbage = Array(String(repeating: "not json\n", count: 2_000).utf8)
         let client = try RawClient(path: socket)
         var replies: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65_536), offset = 0
@@ -412,8 +410,7 @@ extension HostileClientTests {
         #expect(replies.filter { $0 == UInt8(ascii: "\n") }.count == 2_000, "every malformed line got its error reply")
         let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
         #expect(lines.filter { $0.contains("malformed request") }.count <= 5, "\(lines.count) log lines")
-        service.terminate()
-        service.waitUntilExit()
+        _ = service.terminate()
     }
 }
 
@@ -425,17 +422,10 @@ extension HostileClientTests {
     /// loop in its read callback (now bounded per turn).
     @Test func everyAcknowledgedInputIsReportedAtShutdown() throws {
         let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock"), output = directory.file("out.jsonl")
+        let output = directory.file("out.jsonl")
         _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
-        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
-        service.standardOutput = FileHandle(forWritingAtPath: output)
-        service.standardError = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let service = try ServiceProcess(directory: directory, standardOutput: FileHandle(forWritingAtPath: output) as Any)
+        let socket = service.socket
         final class Flag: @unchecked Sendable { var stop = false }
         let flag = Flag()
         let flooder = Thread {
@@ -454,8 +444,7 @@ extension HostileClientTests {
             let id = "tap-\(index)"
             if (try? ControlClient.send(["input": .string(id)], to: socket))?["ok"] == .bool(true) { acknowledged.append(id) }
         }
-        service.terminate()
-        service.waitUntilExit()
+        let status = service.terminate()
         flag.stop = true
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         let records = text.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)).objectValue }
@@ -467,7 +456,7 @@ extension HostileClientTests {
         let missing = acknowledged.filter { !reported.contains($0) }
         #expect(!acknowledged.isEmpty)
         #expect(missing.isEmpty, "\(missing.count) of \(acknowledged.count) acknowledged inputs have no record: \(missing.prefix(5))")
-        #expect(service.terminationStatus == 0)
+        #expect(status == 0)
     }
 }
 
@@ -557,19 +546,9 @@ extension HostileClientTests {
     /// and SIGTERM was not handled. Now output goes through a bounded
     /// buffer drained by a writer thread: the loop never waits for it.
     @Test func anUnreadStdoutNeitherFreezesTheLoopNorDelaysSigterm() throws {
-        let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock")
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
-        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime"),
-                             "--output-buffer-bytes", "65536"]
         let unread = Pipe()  // never read
-        service.standardOutput = unread
-        service.standardError = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let service = try ServiceProcess(extraArguments: ["--output-buffer-bytes", "65536"], standardOutput: unread)
+        let socket = service.socket
         let client = try RawClient(path: socket)
         let events = Array(String(repeating: #"{"system":{"orientation":"faceUp"}}"# + "\n" + #"{"system":{"orientation":"portrait"}}"# + "\n",
                                   count: 200).utf8)
@@ -586,10 +565,9 @@ extension HostileClientTests {
         #expect(Date().timeIntervalSince(asked) < 2, "answered while stdout is full")
         #expect((stats["outputDroppedLines"]?.numberValue ?? 0) > 0, "what overflowed is counted: \(stats)")
         let terminated = Date()
-        service.terminate()
-        service.waitUntilExit()
+        let status = service.terminate()
         #expect(Date().timeIntervalSince(terminated) < 2.5, "SIGTERM honoured within about a second")
-        #expect(service.terminationStatus == 0)
+        #expect(status == 0)
         _ = unread  // kept open, unread, until the end
     }
 }
@@ -601,19 +579,9 @@ extension HostileClientTests {
     /// The limits are configurable; what is over them is refused with a
     /// clear error and counted; a resume at the limit is quick.
     @Test func subjectsIdsValuesAndRepliesAreBounded() throws {
-        let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock")
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
-        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime"),
-                             "--max-subjects", "300", "--max-subject-bytes", "64", "--max-value-bytes", "1024",
-                             "--max-reply-bytes", "4000"]
-        service.standardOutput = FileHandle.nullDevice
-        service.standardError = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        let service = try ServiceProcess(extraArguments: ["--max-subjects", "300", "--max-subject-bytes", "64",
+                                                          "--max-value-bytes", "1024", "--max-reply-bytes", "4000"])
+        let socket = service.socket
         _ = try ControlClient.send(["lifecycle": "home"], to: socket)
         var accepted = 0, refusals: [String] = []
         for index in 0..<350 {
@@ -634,8 +602,7 @@ extension HostileClientTests {
         let values = try ControlClient.send(["query": "values"], to: socket)  // 300 accessories now: about 5 KB
         #expect(values["ok"] == .bool(false) && (values["error"]?.stringValue?.contains("over the limit of 4000") ?? false),
                 "a reply over the limit is refused: \(values)")
-        service.terminate()
-        service.waitUntilExit()
+        _ = service.terminate()
     }
 }
 

@@ -15,18 +15,9 @@ import Testing
     }
 
     @Test func manyClientsAtAHighRateKeepTheServiceFlat() throws {
-        let directory = TemporaryDirectory()
-        let socket = directory.file("s.sock")
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: BuiltTool.path)
-        service.arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                             "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
-        service.standardOutput = FileHandle.nullDevice
-        service.standardError = FileHandle.nullDevice
-        try service.run()
-        defer { if service.isRunning { service.terminate() } }
-        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
-        let pid = service.processIdentifier
+        let service = try ServiceProcess()
+        let socket = service.socket
+        let pid = service.process.processIdentifier
 
         final class Tally: @unchecked Sendable {
             private let lock = NSLock()
@@ -91,8 +82,6 @@ import Testing
             #expect(count("held") == count("folded") + count("cancelled") + count("discarded") + count("pending"),
                     "accounting identity for \(kind): \(counters)")
         }
-        service.terminate()
-        service.waitUntilExit()
-        #expect(service.terminationStatus == 0)
+        #expect(service.terminate() == 0)
     }
 }
