@@ -82,6 +82,8 @@ extension Application {
             }
         case .input(let input):
             receiveInput(input)
+        case .memoryWarning:
+            deliverMemoryWarning()
         }
     }
 

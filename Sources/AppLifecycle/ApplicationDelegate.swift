@@ -16,6 +16,10 @@ public protocol ApplicationDelegate: AnyObject {
     func application(_ application: Application, didReceiveInput input: String)
     /// A local notification that fired while the app was active.
     func application(_ application: Application, didReceiveLocalNotification label: String)
+    /// The system is short of memory (on Linux: a PSI memory-pressure
+    /// trigger fired): free caches and whatever can be rebuilt. Delivered
+    /// while the app runs code (inactive, active, background).
+    func applicationDidReceiveMemoryWarning(_ application: Application)
 }
 
 extension ApplicationDelegate {
@@ -28,4 +32,5 @@ extension ApplicationDelegate {
     public func applicationWillTerminate(_ application: Application) {}
     public func application(_ application: Application, didReceiveInput input: String) {}
     public func application(_ application: Application, didReceiveLocalNotification label: String) {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application) {}
 }

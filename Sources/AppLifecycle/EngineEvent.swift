@@ -19,4 +19,9 @@ public enum EngineEvent: Equatable, Sendable {
     /// A system event posted from another thread was refused when the loop
     /// applied it (unknown kind, malformed value, over a limit); nothing changed.
     case systemEventRefused(NotificationCenterError)
+    /// The system reported memory pressure. `deliveredToApp`: the app was
+    /// running code and its delegate got
+    /// ``ApplicationDelegate/applicationDidReceiveMemoryWarning(_:)``; a
+    /// suspended or not running app runs no code, so it is told nothing.
+    case memoryWarning(deliveredToApp: Bool)
 }

@@ -20,4 +20,5 @@ enum InboxEntry: Sendable {
     case system(SystemEvent)
     case prepared(PreparedEvent)
     case input(String)
+    case memoryWarning
 }

@@ -83,6 +83,7 @@ public final class ObservationRecorder: ApplicationDelegate {
         case .localNotificationPresented(let label): record(["localNotification": .string(label), "delivery": "presented"])
         case .commandRejected(let command, _): record("rejected", .string(command.rawValue))
         case .systemEventRefused(let error): record("refused", ["system": .string(error.description)])
+        case .memoryWarning(let delivered): record("memoryWarning", ["deliveredToApp": .bool(delivered)])
         }
     }
 }

@@ -49,7 +49,8 @@ public final class ControlServer {
     private let listenFD: Int32
     /// The socket file this server created (device, inode): only that file
     /// is unlinked at stop, never another server's that took the path since.
-    private let socketIdentity: FileIdentity
+    /// Nil for an adopted socket, whose file is its maker's.
+    private let socketIdentity: FileIdentity?
     private var listenSource: FileDescriptorSource?
     private var connections: [Int32: ControlConnection] = [:]
     private let allowedUIDs: Set<uid_t>
@@ -65,10 +66,52 @@ public final class ControlServer {
     /// process accepts on it) or any other kind of file is never touched:
     /// that is an error.
     /// - Parameter handler: turns a parsed request into a reply object.
-    public init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
-                maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
-                idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),
-                logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+    public convenience init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
+                            maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
+                            idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),
+                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+        try Self.refuseLiveOrForeignFile(at: path)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(operation: "socket(AF_UNIX)", errno: errno) }
+        let identity: FileIdentity
+        do {
+            identity = try Self.bindThroughPrivateDirectory(fd, at: path, mode: mode)
+        } catch {
+            close(fd)
+            throw error
+        }
+        try self.init(loop: loop, listening: fd, path: path, identity: identity, maxLineBytes: maxLineBytes,
+                      maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
+                      idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
+    }
+
+    /// Serves on a listening socket someone else made, such as the one
+    /// systemd passes by socket activation (``SocketActivation``). The
+    /// socket file belongs to its maker: ``stop()`` closes the descriptor
+    /// but never removes the file. `path` names it in logs and stats.
+    /// - Throws: when `fileDescriptor` is not a listening Unix-domain
+    ///   stream socket (nothing is closed then), or it cannot be watched.
+    public convenience init(loop: MainRunLoop, adopting fileDescriptor: Int32, path: String,
+                            maxLineBytes: Int = 64 * 1024, maxConnections: Int = 64,
+                            maxPendingReplyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60),
+                            evictionGrace: Duration = .seconds(1),
+                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+        try SocketActivation.checkListeningUnixStream(fileDescriptor)
+        let flags = fcntl(fileDescriptor, F_GETFL)
+        guard flags >= 0, fcntl(fileDescriptor, F_SETFL, flags | O_NONBLOCK) == 0,
+              fcntl(fileDescriptor, F_SETFD, FD_CLOEXEC) == 0 else {
+            throw .system(operation: "fcntl on the inherited socket \(fileDescriptor)", errno: errno)
+        }
+        try self.init(loop: loop, listening: fileDescriptor, path: path, identity: nil, maxLineBytes: maxLineBytes,
+                      maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
+                      idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
+    }
+
+    /// Starts accepting on `listenFD`, which it now owns.
+    private init(loop: MainRunLoop, listening listenFD: Int32, path: String, identity: FileIdentity?,
+                 maxLineBytes: Int, maxConnections: Int, maxPendingReplyBytes: Int,
+                 idleTimeout: Duration, evictionGrace: Duration,
+                 logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
         self.loop = loop
         self.path = path
         self.maxLineBytes = maxLineBytes
@@ -78,16 +121,9 @@ public final class ControlServer {
         self.evictionGrace = max(.zero, evictionGrace)
         self.logger = logger
         self.handler = handler
+        self.listenFD = listenFD
+        self.socketIdentity = identity
         allowedUIDs = [geteuid(), 0]
-        try Self.refuseLiveOrForeignFile(at: path)
-        listenFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listenFD >= 0 else { throw .system(operation: "socket(AF_UNIX)", errno: errno) }
-        do {
-            socketIdentity = try Self.bindThroughPrivateDirectory(listenFD, at: path, mode: mode)
-        } catch {
-            close(listenFD)
-            throw error
-        }
         do {
             listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
                 server.acceptAll()
@@ -95,10 +131,14 @@ public final class ControlServer {
         } catch {
             // Not serving after all: the socket must not stay behind.
             close(listenFD)
-            socketIdentity.unlinkIfStill(at: path)
+            identity?.unlinkIfStill(at: path)
             throw error
         }
     }
+
+    /// Whether the socket came from elsewhere (socket activation): its file
+    /// is then never removed by this server.
+    public var isAdopted: Bool { socketIdentity == nil }
 
     deinit {
         guard let listenSource else { return }
@@ -112,7 +152,7 @@ public final class ControlServer {
             for connection in resources.connections { connection.close(reason: nil) }
             resources.source.removeIfNeeded()
             close(resources.fd)
-            resources.identity.unlinkIfStill(at: resources.path)
+            resources.identity?.unlinkIfStill(at: resources.path)
         }
     }
 
@@ -125,7 +165,7 @@ public final class ControlServer {
         listenSource.removeIfNeeded()
         self.listenSource = nil
         close(listenFD)
-        socketIdentity.unlinkIfStill(at: path)
+        socketIdentity?.unlinkIfStill(at: path)
     }
 
     /// How many clients are connected.

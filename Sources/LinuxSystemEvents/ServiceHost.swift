@@ -63,8 +63,15 @@ public final class ServiceHost {
         }
         // Weak: a host released on another thread is gone before its
         // server's cleanup runs on the loop; a request in between is refused.
-        control = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger) {
-            [weak self] request in self?.handle(request) ?? EngineQueries.error("the service is shutting down")
+        let handler: (JSONValue) -> JSONObject = { [weak self] request in
+            self?.handle(request) ?? EngineQueries.error("the service is shutting down")
+        }
+        if let inherited = options.inheritedSocket {
+            control = try ControlServer(loop: loop, adopting: inherited, path: options.socketPath, logger: logger,
+                                        handler: handler)
+        } else {
+            control = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger,
+                                        handler: handler)
         }
     }
 
@@ -76,6 +83,24 @@ public final class ServiceHost {
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
                                                   "locale": "\(localeSource.identifier)"])
         try application.perform(options.background ? .launchInBackground : .launch)
+    }
+
+    /// Re-reads every source the service watches (the locale and zone
+    /// files, a clock set, the defaults file) and posts what changed: for
+    /// SIGHUP (reload), and after the process was stopped and continued,
+    /// when the file watchers' events may not have been seen yet. Sources
+    /// compare with what they last posted, so a change is posted once.
+    public func reloadSources() {
+        localeSource.reload()
+        timeSource.recheck()
+        defaultsMonitor.reload()
+    }
+
+    /// One line for a service manager's status: the app's state, what is
+    /// held for it, and the socket.
+    public var statusLine: String {
+        let held = application.state == .suspended ? ", \(center.heldSlotCount) notifications held" : ""
+        return "app \(application.state.rawValue)\(held); control socket \(options.socketPath)"
     }
 
     /// Terminates the app if it is running code (willTerminate) or

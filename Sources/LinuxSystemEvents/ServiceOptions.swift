@@ -25,6 +25,10 @@ public struct ServiceOptions: Sendable {
     /// The largest query reply, in bytes of JSON; a bigger one is refused
     /// with an error that says so.
     public var maxReplyBytes = 1 << 20
+    /// A listening control socket passed by the service manager (socket
+    /// activation, ``SocketActivation``): served instead of binding
+    /// ``socketPath``, and its file is never removed.
+    public var inheritedSocket: Int32?
 
     public init(socketPath: String) { self.socketPath = socketPath }
 }

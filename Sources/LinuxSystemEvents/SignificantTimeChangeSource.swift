@@ -91,6 +91,20 @@ public final class SignificantTimeChangeSource {
         armDaylightSaving()
     }
 
+    /// Re-reads everything this source watches, for a service that was not
+    /// looking (stopped by SIGTSTP, or asked to reload): the zone, a clock
+    /// set meanwhile, and a local midnight that passed. What changed is
+    /// posted now, before the timers and descriptors that would notice it
+    /// later (they then find nothing new).
+    public func recheck() {
+        checkTimeZone()
+        if clockSetFD >= 0 { clockSetReadable() }
+        if clock.now() >= nextMidnight {
+            post(.significantTimeChange(.midnight))
+            armMidnight()
+        }
+    }
+
     /// When the midnight timer is due, in wall-clock seconds (for tests and logs).
     public private(set) var nextMidnight: Double = 0
     /// When the DST timer is due, if the zone has a transition ahead.

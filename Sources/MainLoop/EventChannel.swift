@@ -5,6 +5,16 @@ import Synchronization
 /// The non-generic part of a channel, so one C trampoline can reach every
 /// `EventChannel<Value>` through a vtable call instead of a dynamic cast.
 public class ChannelBase: LoopRegistered {
+    /// The priority at which this channel's events are handled.
+    public let priority: LoopPriority
+    @usableFromInline let core: LoopCore
+
+    @usableFromInline
+    init(core: LoopCore, priority: LoopPriority) {
+        self.core = core
+        self.priority = priority
+    }
+
     func drainLocal() {}
     func receiveRemote() {}
     func releaseLoopResources() {}
@@ -13,11 +23,17 @@ public class ChannelBase: LoopRegistered {
 // Borrowed, not retained: the registry holds the channel, and a channel
 // closed by its own handler stays alive until the loop's janitor runs.
 private let drainTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.drainLocal() }
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { channel in
+        guard let monitor = channel.core.monitor else { return channel.drainLocal() }
+        monitor.measure(.postedWork, channel.priority) { channel.drainLocal() }
+    }
 }
 
 private let remoteTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.receiveRemote() }
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { channel in
+        guard let monitor = channel.core.monitor else { return channel.receiveRemote() }
+        monitor.measure(.crossThreadWakeup, channel.priority) { channel.receiveRemote() }
+    }
 }
 
 /// A typed, allocation-free queue of events that a handler consumes on the
@@ -49,10 +65,6 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         @usableFromInline init() {}
     }
 
-    /// The priority at which this channel's events are handled.
-    public let priority: LoopPriority
-
-    @usableFromInline let core: LoopCore
     /// Runs each event; loop thread only.
     @usableFromInline let handler: (Value) -> Void
     /// Events posted on the loop thread (and remote ones, once received).
@@ -83,15 +95,13 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
          drainer: @escaping (EventChannel<Value>) -> Void,
          receiver: @escaping (EventChannel<Value>) -> Void) throws(MainLoopError) {
         guard let base = core.base else { throw .shutDown }
-        self.core = core
-        self.priority = priority
         self.handler = handler
         self.drainer = drainer
         self.receiver = receiver
         let fd = CLibevent_eventfd_nonblocking()
         guard fd >= 0 else { throw systemError("eventfd") }
         self.wakeFD = fd
-        super.init()
+        super.init(core: core, priority: priority)
         let context = Unmanaged.passUnretained(self as ChannelBase).toOpaque()
         drainEvent = CLibevent_user_event_new(base, drainTrampoline, context)
         wakeEvent = CLibevent_fd_event_new(base, fd, 1, 0, remoteTrampoline, context)

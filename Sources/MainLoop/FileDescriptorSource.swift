@@ -6,7 +6,10 @@ private let fdTrampoline: event_callback_fn = { _, what, context in
     if CLibevent_is_writable(what) != 0 { ready.insert(.write) }
     // Borrowed, not retained: the registry holds the source, and a source
     // removed by its own handler stays alive until the loop's janitor runs.
-    Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.deliver(ready) }
+    Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in
+        guard let monitor = source.core.monitor else { return source.deliver(ready) }
+        monitor.measure(.fileDescriptor, source.priority) { source.deliver(ready) }
+    }
 }
 
 /// Readiness notifications for one file descriptor, delivered on the loop

@@ -41,6 +41,10 @@ final class LoopCore: @unchecked Sendable {
     /// The janitor: a user event at the lowest priority that empties `retired`.
     @exclusivity(unchecked) var janitorEvent: OpaquePointer?
 
+    /// Measures callbacks when monitoring is on (``MainRunLoop/startMonitoring(hangThreshold:onHang:onDispatch:)``);
+    /// nil (the default) costs one check per callback. Loop thread only.
+    @exclusivity(unchecked) var monitor: LoopMonitor?
+
     /// Whether the loop runs on the manual clock. Immutable.
     let isDeterministic: Bool
     /// The manual clock (deterministic loops): moved on the loop thread

@@ -3,7 +3,10 @@ import Glibc
 
 private let signalTrampoline: event_callback_fn = { signal, _, context in
     // Borrowed: a source removed by its own handler stays alive until the janitor runs.
-    Unmanaged<SignalSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.deliver() }
+    Unmanaged<SignalSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in
+        guard let monitor = source.core.monitor else { return source.deliver() }
+        monitor.measure(.signal, .system) { source.deliver() }
+    }
 }
 
 /// Delivery of a POSIX signal (SIGINT, SIGTERM, SIGHUP, SIGUSR1, ...) as an
@@ -23,7 +26,7 @@ public final class SignalSource: LoopRegistered {
     /// Whether ``remove()`` was called (or the loop shut down).
     public private(set) var isRemoved = false
 
-    private let core: LoopCore
+    let core: LoopCore
     private let handler: () -> Void
     private var event: OpaquePointer?
 

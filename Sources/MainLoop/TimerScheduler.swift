@@ -144,7 +144,14 @@ final class TimerScheduler {
             freeCount += 1
             timer.slot = -1
             core.workCounter &+= 1
-            timer.fire(now: current)
+            if let monitor = core.monitor {
+                let lateness = Duration.nanoseconds(LoopInstant.monotonicNow().nanoseconds &- first.deadline)
+                monitor.measure(.timer, .system, lateness: core.isDeterministic ? .zero : lateness) {
+                    timer.fire(now: current)
+                }
+            } else {
+                timer.fire(now: current)
+            }
             if core.isShutDown { return }
         }
         rearm()

@@ -46,7 +46,17 @@ struct RunCommand: ParsableCommand {
     @Option(help: "The largest query reply, in bytes of JSON.")
     var maxReplyBytes: Int = 1 << 20
 
+    @Option(help: "Log a loop callback that runs at least this long, in seconds, while it runs and when it returns (0: off).")
+    var hangThreshold: Double = 1
+
+    @Option(help: "Memory pressure lasting this long, in seconds, while the app is suspended purges it.")
+    var memoryPressurePurgeAfter: Double = 10
+
     func validate() throws {
+        for (name, value) in [("--hang-threshold", hangThreshold), ("--memory-pressure-purge-after", memoryPressurePurgeAfter)]
+        where !(value >= 0 && value <= 86_400) {
+            throw ValidationError("\(name) must be between 0 and 86400 seconds, not \(value)")
+        }
         for (name, value) in [("--output-buffer-bytes", outputBufferBytes), ("--max-subjects", maxSubjects),
                               ("--max-subject-bytes", maxSubjectBytes), ("--max-value-bytes", maxValueBytes),
                               ("--max-reply-bytes", maxReplyBytes)] where value <= 0 {
@@ -58,7 +68,19 @@ struct RunCommand: ParsableCommand {
         Logging.bootstrapOnce()
         let logger = Logger(label: "mainloop.run")
         signal(SIGPIPE, SIG_IGN)
-        var options = ServiceOptions(socketPath: try socket ?? DefaultSocketPath.resolve(creating: true))
+        // Read before anything else: the variables are removed from the
+        // environment so that children do not take them for theirs.
+        let inherited = try SocketActivation.controlSocket(in: SocketActivation.takePassedSockets())
+        let notifier = try SystemdNotifier.fromEnvironment()
+        let watchdog = try WatchdogSettings.fromEnvironment()
+        let socketPath: String
+        if let inherited, socket == nil {
+            socketPath = SocketActivation.boundPath(of: inherited)
+        } else {
+            socketPath = try socket ?? DefaultSocketPath.resolve(creating: true)
+        }
+        var options = ServiceOptions(socketPath: socketPath)
+        options.inheritedSocket = inherited
         options.domain = domain
         options.defaultsFile = defaultsFile
         options.localeFile = localeFile
@@ -72,7 +94,9 @@ struct RunCommand: ParsableCommand {
         // The signals are handled before the socket exists: a supervisor
         // that sees the socket may send SIGTERM at once.
         var host: ServiceHost?
+        var supervision: SystemdSupervision?
         let stop = {
+            supervision?.stopping()
             host?.shutdown()
             loop.stop()
         }
@@ -96,27 +120,68 @@ struct RunCommand: ParsableCommand {
             return stats
         }
         host = service
+        if hangThreshold > 0 {
+            let hangLogger = logger
+            loop.startMonitoring(hangThreshold: .seconds(fractional: hangThreshold)) { hang in
+                hangLogger.warning("loop hang: \(hang)")
+            }
+        }
+        let systemd = try SystemdSupervision(host: service, notifier: notifier, watchdog: watchdog, logger: logger)
+        supervision = systemd
+        let jobControl = try JobControl(host: service, logger: logger)
+        let memoryPressure = try Self.watchMemoryPressure(service, purgeAfter: memoryPressurePurgeAfter, logger: logger)
         try service.start()
+        systemd.ready()
         try loop.run()
-        try Self.ignoreWhileExiting([SIGTERM, SIGINT], handedBackBy: [terminate, interrupt])
+        memoryPressure?.stop()
+        try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {
+            try terminate.remove()
+            try interrupt.remove()
+            jobControl.remove()
+            systemd.remove()
+        }
         let unwritten = output.finish(within: .seconds(1))
         if unwritten > 0 || output.droppedLines > 0 {
             logger.warning("stdout: \(output.droppedLines) observations dropped, \(unwritten) bytes left unwritten at exit")
         }
     }
 
+    /// Watches memory pressure where systemd's variables say, or the
+    /// cgroup's or the system's PSI file. A watch the environment asked for
+    /// that cannot be set up is an error; a discovered one that cannot is
+    /// a warning (a kernel or container without PSI triggers).
+    static func watchMemoryPressure(_ service: ServiceHost, purgeAfter: Double,
+                                    logger: Logger) throws -> MemoryPressureMonitor? {
+        let settings = try MemoryPressureSettings.fromEnvironment()
+        guard settings.watchPath != nil else {
+            logger.info("memory pressure: not watched (MEMORY_PRESSURE_WATCH=/dev/null or no PSI on this kernel)")
+            return nil
+        }
+        do {
+            let monitor = try MemoryPressureMonitor(application: service.application, settings: settings,
+                                                    purgeAfter: .seconds(fractional: purgeAfter), logger: logger)
+            logger.info("memory pressure: watching \(monitor.path)")
+            return monitor
+        } catch {
+            guard getenv("MEMORY_PRESSURE_WATCH") == nil else { throw error }
+            logger.warning("memory pressure: not watched: \(error)")
+            return nil
+        }
+    }
+
     /// From here on the process is exiting: a repeated SIGTERM or SIGINT
-    /// must not end it with 143 or 130. Removing a libevent signal source
-    /// restores the default action, so the signals are blocked on this
-    /// thread (the only one that takes them: libdispatch's threads block
-    /// them), handed back, set to be ignored (which discards one pending
+    /// must not end it with 143 or 130 (nor a SIGHUP with 129, nor a
+    /// SIGTSTP stop it). Removing a libevent signal source restores the
+    /// default action, so the signals are blocked on this thread (the only
+    /// one that takes them: libdispatch's threads block them), handed back
+    /// by `removeSources`, set to be ignored (which discards one pending
     /// meanwhile), and unblocked.
-    static func ignoreWhileExiting(_ signals: [Int32], handedBackBy sources: [SignalSource]) throws {
+    static func ignoreWhileExiting(_ signals: [Int32], removeSources: () throws -> Void) throws {
         var exiting = sigset_t()
         sigemptyset(&exiting)
         for number in signals { sigaddset(&exiting, number) }
         pthread_sigmask(SIG_BLOCK, &exiting, nil)
-        for source in sources { try source.remove() }
+        try removeSources()
         for number in signals { signal(number, SIG_IGN) }
         pthread_sigmask(SIG_UNBLOCK, &exiting, nil)
     }

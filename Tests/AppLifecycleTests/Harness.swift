@@ -26,6 +26,7 @@ final class Harness: ApplicationDelegate {
             case .localNotificationPresented(let label): self.lines.append("presented \(label)")
             case .commandRejected(let command, _): self.lines.append("rejected \(command)")
             case .systemEventRefused(let error): self.lines.append("refused \(error)")
+            case .memoryWarning(let delivered): self.lines.append("memoryWarning delivered=\(delivered)")
             }
         }
     }

@@ -1,0 +1,82 @@
+import AppLifecycle
+import Glibc
+import Logging
+import MainLoop
+
+/// Job control as suspension: Ctrl-Z and `fg` behave like the home button
+/// and the app switcher.
+///
+/// - SIGTSTP sends the app home (active → background → suspended when no
+///   background work is open), then stops the process with SIGSTOP.
+/// - SIGCONT re-reads what may have changed while the process was stopped
+///   (``ServiceHost/reloadSources()``: defaults written by another process,
+///   the locale and zone files, a clock set), which the suspended app holds,
+///   then brings it to the foreground: one merged notification per kind,
+///   after willEnterForeground. Only an app that SIGTSTP sent home is
+///   brought back; a SIGCONT after someone else's SIGSTOP only re-reads.
+///
+/// A process frozen by the cgroup freezer (`systemctl freeze`) gets no
+/// signal; the supervisor sends `home` and `foreground` over the control
+/// socket around the freeze instead (README, "Running under systemd").
+/// Loop thread only; installs signal sources, so one per process.
+public final class JobControl {
+    /// Whether the app is home because of SIGTSTP (and SIGCONT brings it back).
+    public private(set) var sentHomeByStop = false
+    private let host: ServiceHost
+    private let logger: Logger
+    private let stopProcess: () -> Void
+    private var sources: [SignalSource] = []
+
+    /// Installs the SIGTSTP and SIGCONT handlers on the host's loop.
+    /// - Parameter stopProcess: stops the process (default: SIGSTOP to
+    ///   itself; it returns when the process is continued).
+    public init(host: ServiceHost, logger: Logger,
+                stopProcess: @escaping () -> Void = { kill(getpid(), SIGSTOP) }) throws(MainLoopError) {
+        self.host = host
+        self.logger = logger
+        self.stopProcess = stopProcess
+        sources.append(try host.loop.addSignal(SIGTSTP) { [weak self] in self?.stopRequested() })
+        sources.append(try host.loop.addSignal(SIGCONT) { [weak self] in self?.continued() })
+    }
+
+    /// Removes the handlers (SIGTSTP then stops the process at once again).
+    public func remove() {
+        for source in sources where !source.isRemoved {
+            do { try source.remove() } catch { logger.error("removing a job-control signal source: \(error)") }
+        }
+        sources = []
+    }
+
+    private func stopRequested() {
+        let application = host.application
+        if application.state == .active || application.state == .inactive {
+            do {
+                try application.perform(.home)
+                sentHomeByStop = true
+            } catch {
+                logger.error("SIGTSTP: cannot send the app home: \(error)")
+            }
+        }
+        if application.state == .background {
+            logger.notice("SIGTSTP: the app has background work open; it is stopped with the process, not suspended")
+        }
+        logger.info("stopped by SIGTSTP (app \(application.state.rawValue)); continue with SIGCONT (fg)")
+        stopProcess()
+    }
+
+    private func continued() {
+        host.reloadSources()
+        let application = host.application
+        if sentHomeByStop {
+            sentHomeByStop = false
+            if application.state == .suspended || application.state == .background {
+                do {
+                    try application.perform(.foreground)
+                } catch {
+                    logger.error("SIGCONT: cannot bring the app to the foreground: \(error)")
+                }
+            }
+        }
+        logger.info("continued (app \(application.state.rawValue))")
+    }
+}

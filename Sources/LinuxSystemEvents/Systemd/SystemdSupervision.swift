@@ -1,0 +1,114 @@
+import AppLifecycle
+import Glibc
+import Logging
+import MainLoop
+
+/// A ``ServiceHost`` under a service manager: the notify protocol
+/// (`READY=1` once the socket listens, `STATUS=` on every state change,
+/// `RELOADING=1`/`READY=1` around a SIGHUP reload, `STOPPING=1`) and the
+/// watchdog (`WATCHDOG=1` every half period, sent by a timer *on the loop
+/// thread*, so a loop blocked in a callback stops the pings and systemd
+/// restarts the service, the Linux form of iOS's watchdog).
+///
+/// Without `$NOTIFY_SOCKET` it still handles SIGHUP as a reload (which
+/// would otherwise end the process). A failed notification is logged
+/// (rate-limited) and never stops the service. Loop thread only.
+public final class SystemdSupervision {
+    /// Where notifications go; nil when not started by a service manager.
+    public let notifier: SystemdNotifier?
+    /// The watchdog request, if any.
+    public let watchdog: WatchdogSettings?
+    /// `WATCHDOG=1` pings sent.
+    public private(set) var watchdogPings = 0
+    /// SIGHUP reloads done.
+    public private(set) var reloads = 0
+    /// Called during a reload, after the sources are re-read (re-read your
+    /// own configuration here).
+    public var onReload: () -> Void = {}
+
+    private let host: ServiceHost
+    private let logger: Logger
+    private var watchdogTimer: LoopTimer?
+    private var hangup: SignalSource?
+    private var stateObserver: Int?
+    private var failureLog = LogRateLimit()
+
+    /// Installs the SIGHUP handler and the status updates; call ``ready()``
+    /// once the service serves.
+    public init(host: ServiceHost, notifier: SystemdNotifier?, watchdog: WatchdogSettings?,
+                logger: Logger) throws(MainLoopError) {
+        self.host = host
+        self.notifier = notifier
+        self.watchdog = watchdog
+        self.logger = logger
+        hangup = try host.loop.addSignal(SIGHUP) { [weak self] in self?.reload() }
+        if notifier != nil {
+            stateObserver = host.application.addEngineObserver { [weak self] event in
+                guard case .stateChanged = event, let self else { return }
+                self.reportStatus()
+            }
+        }
+    }
+
+    /// `READY=1` with the status, and the watchdog pings start.
+    public func ready() {
+        notify { try $0.ready(status: host.statusLine) }
+        guard let watchdog, notifier != nil, watchdogTimer == nil else { return }
+        watchdogTimer = host.loop.scheduleTimer(after: watchdog.pingInterval, repeating: watchdog.pingInterval) {
+            [weak self] in self?.ping()
+        }
+        ping()
+        logger.info("systemd watchdog: pinging every \(watchdog.pingInterval) from the loop thread")
+    }
+
+    /// `STATUS=` with the host's status line.
+    public func reportStatus() {
+        notify { try $0.status(host.statusLine) }
+    }
+
+    /// Sends one `WATCHDOG=1`.
+    private func ping() {
+        watchdogPings += 1
+        notify { try $0.watchdogPing() }
+    }
+
+    /// SIGHUP: `RELOADING=1` (with `MONOTONIC_USEC`), re-read the sources
+    /// and the caller's configuration (``onReload``), `READY=1`.
+    public func reload() {
+        notify { try $0.reloading(status: "reloading: re-reading locale, zone, defaults and configuration") }
+        logger.info("SIGHUP: reloading")
+        host.reloadSources()
+        onReload()
+        reloads += 1
+        notify { try $0.ready(status: host.statusLine) }
+    }
+
+    /// `STOPPING=1`; the watchdog pings stop.
+    public func stopping() {
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
+        notify { try $0.stopping(status: "stopping") }
+    }
+
+    /// Removes the handler, observer and timer.
+    public func remove() {
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
+        if let stateObserver { host.application.removeEngineObserver(stateObserver) }
+        stateObserver = nil
+        if let hangup, !hangup.isRemoved {
+            do { try hangup.remove() } catch { logger.error("removing the SIGHUP source: \(error)") }
+        }
+        hangup = nil
+    }
+
+    private func notify(_ send: (SystemdNotifier) throws -> Void) {
+        guard let notifier else { return }
+        do {
+            try send(notifier)
+        } catch {
+            let (log, leftOut) = failureLog.admit(at: host.loop.now)
+            if log { logger.warning("systemd notify: \(error)\(LogRateLimit.leftOutNote(leftOut))") }
+        }
+    }
+}
