@@ -1,0 +1,61 @@
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import MainLoopJSON
+
+/// `mainloop run` as a real process on a socket in a private directory,
+/// started and ready (its socket exists) when `init` returns.
+final class ServiceProcess {
+    let directory: TemporaryDirectory
+    let socket: String
+    let process = Process()
+
+    /// - Parameters:
+    ///   - directory: where the socket, defaults, locale and zone files go
+    ///     (a caller that prepares files there passes its own).
+    ///   - extraArguments: more `mainloop run` options.
+    ///   - prefix: a launcher and its arguments run before the tool, as in
+    ///     ``BuiltTool/run(_:environment:prefix:)`` (e.g. a shell that sets a ulimit).
+    ///   - standardOutput, standardError: a `FileHandle` or `Pipe`.
+    init(directory: TemporaryDirectory = TemporaryDirectory(), extraArguments: [String] = [], prefix: [String] = [],
+         standardOutput: Any = FileHandle.nullDevice, standardError: Any = FileHandle.nullDevice,
+         environment: [String: String] = [:], waitForSocket: Bool = true) throws {
+        self.directory = directory
+        socket = directory.file("s.sock")
+        let arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                         "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")] + extraArguments
+        process.executableURL = URL(fileURLWithPath: prefix.first ?? BuiltTool.path)
+        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [BuiltTool.path] + arguments
+        process.standardOutput = standardOutput
+        process.standardError = standardError
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        try process.run()
+        guard !waitForSocket || eventually({ FileManager.default.fileExists(atPath: socket) }) else {
+            process.terminate()
+            throw TestFailure( "the service did not create its socket")
+        }
+    }
+
+    /// SIGTERM, then the exit status (or a signal's 128 + number).
+    func terminate() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// The first `ok` reply to `{"query":"state"}` within `seconds`, asked
+    /// every 100 ms (nil if none came).
+    func firstOKReply(within seconds: Double) -> JSONObject? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if let reply = try? ControlClient.send(["query": "state"], to: socket), reply["ok"] == .bool(true) { return reply }
+            usleep(100_000)
+        }
+        return nil
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+

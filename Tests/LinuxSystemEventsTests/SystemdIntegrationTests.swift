@@ -1,0 +1,205 @@
+import AppLifecycle
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import Logging
+import MainLoop
+import MainLoopJSON
+import Testing
+
+/// A value shared between the test thread and others, behind a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
+    func mutate(_ body: (inout Value) -> Void) { lock.lock(); defer { lock.unlock() }; body(&stored) }
+}
+
+/// Issue 13: `mainloop run` under a service manager, on real sockets and
+/// real signals.
+@Suite struct SystemdIntegrationTests {
+    /// READY once the socket listens, STATUS lines, WATCHDOG every half
+    /// period, RELOADING (with MONOTONIC_USEC) then READY on SIGHUP, and
+    /// STOPPING on SIGTERM, to a real datagram listener.
+    @Test func notifyProtocolFromALiveService() throws {
+        let directory = TemporaryDirectory()
+        let listener = try NotifyListener(path: directory.file("notify"))
+        let service = try ServiceProcess(directory: directory,
+                                         environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000"],
+                                         waitForSocket: false)
+        let untilReady = listener.until("READY=1", timeout: 10)
+        let ready = try #require(untilReady.last)
+        #expect(ready.contains("READY=1"))
+        #expect(ready.contains { $0.hasPrefix("STATUS=app active") })
+        #expect(ready.contains("MAINPID=\(service.process.processIdentifier)"))
+        // READY means the socket answers.
+        #expect(try ControlClient.send(["query": "state"], to: service.socket)["ok"] == .bool(true))
+
+        let second = listener.collect(for: 1.0)
+        let pings = second.filter { $0 == ["WATCHDOG=1"] }.count
+        #expect(pings >= 5 && pings <= 15, "about 10 pings a second expected at WATCHDOG_USEC=200000, got \(pings)")
+
+        kill(service.process.processIdentifier, SIGHUP)
+        let reload = listener.until("READY=1", timeout: 5)
+        let reloading = try #require(reload.first { $0.contains("RELOADING=1") })
+        let monotonic = try #require(reloading.first { $0.hasPrefix("MONOTONIC_USEC=") })
+        #expect(UInt64(monotonic.dropFirst("MONOTONIC_USEC=".count)) != nil)
+        #expect(reload.last?.contains("READY=1") == true)
+        #expect(service.process.isRunning, "SIGHUP reloads; it no longer ends the service")
+
+        kill(service.process.processIdentifier, SIGTERM)
+        let stopping = listener.until("STOPPING=1", timeout: 5)
+        #expect(stopping.last?.contains("STOPPING=1") == true)
+        #expect(service.terminate() == 0)
+    }
+
+    /// The watchdog pings come from the loop thread: a callback that blocks
+    /// the loop stops them (systemd would restart the service), and the
+    /// hang detector names the kind of source while it is still blocked.
+    @Test func watchdogPingsStopWhileTheLoopIsBlocked() throws {
+        let directory = TemporaryDirectory()
+        let listener = try NotifyListener(path: directory.file("notify"))
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let hangs = Locked<[LoopHang]>([])
+        let running = Handoff<(ServiceHost, SystemdSupervision)>()
+        let notifier = try SystemdNotifier(socketName: listener.path)
+        let loop = thread.loop
+        var options = ServiceOptions(socketPath: directory.file("s.sock"))
+        options.defaultsFile = directory.file("d.json")
+        options.localeFile = directory.file("locale")
+        options.zoneFiles = [directory.file("localtime")]
+        let serviceOptions = options
+        try OffLoopReleaseTests.onLoop(thread) {
+            let options = serviceOptions
+            let logger = Logger(label: "test")
+            let host = try ServiceHost(options: options, loop: loop, logger: logger) { _ in }
+            loop.startMonitoring(hangThreshold: .milliseconds(300)) { hang in hangs.mutate { $0.append(hang) } }
+            let supervision = try SystemdSupervision(host: host, notifier: notifier,
+                                                     watchdog: WatchdogSettings(period: .milliseconds(100)), logger: logger)
+            try host.start()
+            supervision.ready()
+            running.value = (host, supervision)
+        }
+        #expect(listener.until("READY=1", timeout: 5).last?.contains("READY=1") == true)
+        let live = listener.collect(for: 0.5).filter { $0 == ["WATCHDOG=1"] }.count
+        #expect(live >= 5, "pings every 50 ms from a live loop, got \(live) in 0.5 s")
+
+        try thread.loop.execute { usleep(1_200_000) }  // a callback that blocks the loop
+        usleep(100_000)
+        let blocked = listener.collect(for: 0.9).filter { $0 == ["WATCHDOG=1"] }.count
+        #expect(blocked == 0, "no ping while the loop is blocked, got \(blocked)")
+        let ongoing = hangs.value
+        #expect(ongoing.contains { !$0.finished && $0.kind == .postedWork }, "reported while still blocked: \(ongoing)")
+
+        let after = listener.collect(for: 0.6).filter { $0 == ["WATCHDOG=1"] }.count
+        #expect(after >= 3, "pings resume once the loop runs again, got \(after)")
+        let finished = hangs.value.filter(\.finished)
+        #expect(finished.count == 1 && finished.first?.kind == .postedWork
+                && (finished.first?.elapsed ?? .zero) >= .milliseconds(1_200))
+        try OffLoopReleaseTests.onLoop(thread) {
+            running.value?.1.stopping()
+            running.value?.1.remove()
+            running.value?.0.shutdown()
+            running.value = nil
+        }
+        #expect(listener.until("STOPPING=1", timeout: 2).last?.contains("STOPPING=1") == true)
+    }
+
+    /// `@name` is an abstract socket: no file, the NUL-prefixed address.
+    @Test func notifierReachesAnAbstractSocket() throws {
+        let name = "mainloop-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = [UInt8(0)] + Array(name.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        #expect(bound == 0)
+        try SystemdNotifier(socketName: "@" + name).send(["STATUS=hello"])
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        #expect(count > 0 && String(decoding: buffer[..<max(0, count)], as: UTF8.self) == "STATUS=hello")
+        #expect(throws: MainLoopError.self) { try SystemdNotifier(socketName: "relative/path") }
+    }
+
+    /// `$WATCHDOG_USEC` and `$WATCHDOG_PID` as sd_watchdog_enabled reads them.
+    @Test func watchdogSettingsParsing() throws {
+        #expect(try WatchdogSettings.parse(usec: nil, pid: nil, ownPID: 7) == nil)
+        #expect(try WatchdogSettings.parse(usec: "3000000", pid: nil, ownPID: 7)?.pingInterval == .milliseconds(1500))
+        #expect(try WatchdogSettings.parse(usec: "3000000", pid: "7", ownPID: 7) != nil)
+        #expect(try WatchdogSettings.parse(usec: "3000000", pid: "8", ownPID: 7) == nil, "another process's watchdog")
+        for bad in ["0", "-5", "abc", "1.5", "99999999999999999999"] {
+            #expect(throws: WatchdogSettingsError.self) { try WatchdogSettings.parse(usec: bad, pid: nil, ownPID: 7) }
+        }
+        #expect(throws: WatchdogSettingsError.self) { try WatchdogSettings.parse(usec: "5", pid: "x", ownPID: 7) }
+    }
+}
+
+/// Socket activation, with the real `systemd-socket-activate`.
+@Suite struct SocketActivationTests {
+    static var activator: String? {
+        ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"].first { access($0, X_OK) == 0 }
+    }
+
+    @Test func servesTheSocketSystemdPasses() throws {
+        let activator = try #require(Self.activator, "systemd-socket-activate is installed by scripts/setup.sh")
+        let directory = TemporaryDirectory()
+        let socketPath = directory.file("activated.sock")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activator)
+        process.arguments = ["-l", socketPath, "--fdname=control", BuiltTool.path, "run",
+                             "--defaults-file", directory.file("d.json"), "--locale-file", directory.file("locale"),
+                             "--zone-file", directory.file("localtime")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(eventually { access(socketPath, F_OK) == 0 }, "systemd-socket-activate listens")
+        // The first connection starts mainloop on fd 3; it answers on the
+        // socket it did not bind.
+        let reply = try ControlClient.send(["query": "state"], to: socketPath)
+        #expect(reply["ok"] == .bool(true) && reply["state"] == .string("active"))
+        #expect(try ControlClient.send(["lifecycle": "home"], to: socketPath)["state"] == .string("suspended"))
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(access(socketPath, F_OK) == 0, "the socket file is systemd's: mainloop does not remove it")
+    }
+
+    @Test func refusesADescriptorThatIsNotAListeningUnixStreamSocket() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(pair[0]) }
+        let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(datagram) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(datagram) }
+        var pipeEnds: [Int32] = [0, 0]
+        #expect(pipe(&pipeEnds) == 0)
+        defer { close(pipeEnds[0]); close(pipeEnds[1]) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(pipeEnds[0]) }
+        let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(tcp) }
+        #expect(listen(tcp, 1) == 0)
+        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(tcp) }
+    }
+
+    @Test func environmentParsing() throws {
+        #expect(try SocketActivation.parse(pid: nil, fds: "1", names: nil, ownPID: 5).isEmpty)
+        #expect(try SocketActivation.parse(pid: "6", fds: "1", names: nil, ownPID: 5).isEmpty, "for another process")
+        let two = try SocketActivation.parse(pid: "5", fds: "2", names: "metrics:control", ownPID: 5)
+        #expect(two.map(\.fileDescriptor) == [3, 4] && two.map(\.name) == ["metrics", "control"])
+        #expect(try SocketActivation.controlSocket(in: two) == 4)
+        let unnamed = try SocketActivation.parse(pid: "5", fds: "2", names: nil, ownPID: 5)
+        #expect(throws: MainLoopError.self) { try SocketActivation.controlSocket(in: unnamed) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "5", fds: "2", names: "one", ownPID: 5) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "x", fds: "1", names: nil, ownPID: 5) }
+        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "5", fds: "-1", names: nil, ownPID: 5) }
+    }
+}
