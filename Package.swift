@@ -13,7 +13,13 @@ import PackageDescription
 //   EngineWire        -> AppLifecycle         the SPEC §6 request vocabulary, §7 recorder, query replies
 //   ScenarioReplay    -> EngineWire           SPEC §6/§7 replay on the deterministic loop
 //   LinuxSystemEvents -> EngineWire, Logging  real sources, defaults store, control socket, service host
-//   mainloop (CLI)    -> ScenarioReplay, LinuxSystemEvents, ArgumentParser
+//   MainLoopMetrics   -> LinuxSystemEvents, CoreMetrics        loop, center and socket metrics via swift-metrics
+//   MainLoopServiceLifecycle -> LinuxSystemEvents, ServiceLifecycle   a ServiceGroup service (separate product)
+//   mainloop (CLI)    -> ScenarioReplay, LinuxSystemEvents, MainLoopMetrics, Prometheus, ArgumentParser
+//
+// Users who need neither metrics nor swift-service-lifecycle depend on the
+// other products and build neither package (only the targets of the
+// products they use are built).
 let package = Package(
     name: "MainLoop",
     products: [
@@ -24,11 +30,14 @@ let package = Package(
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
         .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
         .library(name: "MainLoopJSON", targets: ["MainLoopJSON"]),
+        .library(name: "MainLoopMetrics", targets: ["MainLoopMetrics"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -48,11 +57,18 @@ let package = Package(
             dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "CLinux",
                            .product(name: "Logging", package: "swift-log")]
         ),
+        .target(
+            name: "MainLoopMetrics",
+            dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "LinuxSystemEvents",
+                           .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
         .executableTarget(
             name: "mainloop",
             dependencies: [
                 "ScenarioReplay",
                 "LinuxSystemEvents",
+                "MainLoopMetrics",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

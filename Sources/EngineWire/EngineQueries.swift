@@ -28,6 +28,10 @@ public enum EngineQueries {
                 values[kind.name] = (try? center.currentValue(of: kind)) ?? .null
             }
             return ["ok": true, "values": .object(values)]
+        case .metrics:
+            // The engine has no metrics text of its own; a host that
+            // collects metrics answers this query itself.
+            return error("this service does not collect metrics")
         }
     }
 

@@ -25,6 +25,9 @@ public enum EngineQuery: String, Sendable, CaseIterable {
     case stats
     /// The system's current value of every kind.
     case values
+    /// The service's metrics as Prometheus text (`{"ok": true, "text": ...}`),
+    /// when the service collects metrics.
+    case metrics
 }
 
 /// Where a request comes from; each place allows some forms.

@@ -28,6 +28,10 @@ public final class ServiceHost {
     private var defaultsMonitor: UserDefaultsMonitor!
     /// More counters for a `stats` reply (e.g. the output pump's drops).
     public var extraStats: () -> JSONObject = { JSONObject() }
+    /// The metrics as Prometheus text, for the `metrics` query (set by
+    /// whoever collects them, e.g. `MainLoopMetrics`); nil: the query is
+    /// answered with an error.
+    public var metricsText: (() -> String)?
     /// Set by the first ``shutdown()``: later calls do nothing.
     private var isShutDown = false
     private let wallClock: SystemWallClock
@@ -156,6 +160,13 @@ public final class ServiceHost {
             } catch {
                 return EngineQueries.error("\(error)")
             }
+        case .query(.metrics):
+            guard let metricsText else { return EngineQueries.reply(.metrics, application: application) }
+            let text = metricsText()
+            guard text.utf8.count <= options.maxReplyBytes else {
+                return EngineQueries.error("the metrics text would be \(text.utf8.count) bytes, over the limit of \(options.maxReplyBytes)")
+            }
+            return ["ok": true, "text": .string(text)]
         case .query(let query):
             let reply = EngineQueries.reply(query, application: application, extraStats: controlStats())
             let size = JSONValue.object(reply).jsonText.utf8.count

@@ -17,6 +17,8 @@ public class ChannelBase: LoopRegistered {
 
     func drainLocal() {}
     func receiveRemote() {}
+    /// Events queued and not handled yet (loop thread only).
+    var queuedCount: Int { 0 }
     func releaseLoopResources() {}
 }
 
@@ -168,6 +170,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
 
     override func drainLocal() { drainer(self) }
     override func receiveRemote() { receiver(self) }
+    override var queuedCount: Int { ring.count + inbox.withLock { $0.items.count } }
 
     /// The drain loop, specialized per `Value` by the caller of `makeChannel`.
     @inlinable

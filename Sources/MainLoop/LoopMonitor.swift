@@ -203,6 +203,16 @@ extension MainRunLoop {
         core.monitor = nil
     }
 
+    /// Work and events queued on this loop's channels and not handled yet
+    /// (posted work, jobs, inputs): the loop's queue depth. Counts every
+    /// channel, so it is for sampling now and then, not per event.
+    public var queuedWorkCount: Int {
+        preconditionInLoop()
+        var total = 0
+        for case let channel as ChannelBase in core.registered.values { total += channel.queuedCount }
+        return total
+    }
+
     /// The current monitor, if monitoring was started.
     public var monitor: LoopMonitor? { core.monitor }
 }

@@ -15,7 +15,7 @@ struct CtlCommand: ParsableCommand {
               mainloop ctl orientation landscapeLeft      (system event: KIND VALUE)
               mainloop ctl accessory '{"id":"dock","connected":true}'
               mainloop ctl input tap-1
-              mainloop ctl state | stats | values         (queries)
+              mainloop ctl state | stats | values | metrics   (queries; metrics prints Prometheus text)
               mainloop ctl lifecycle home | query state | system KIND VALUE   (explicit forms)
             VALUE is read as JSON when it parses, otherwise as a string. The exit status is \
             non-zero when the reply is an error.
@@ -44,6 +44,12 @@ struct CtlCommand: ParsableCommand {
         } catch {
             Output.error("error: \(error)")
             throw ExitCode(2)
+        }
+        // The metrics query's text is printed as it is, ready for a scraper.
+        if json.objectValue?["query"] == .string(EngineQuery.metrics.rawValue), reply["ok"] == .bool(true),
+           case .string(let text)? = reply["text"] {
+            print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+            return
         }
         Output.json(reply)
         if reply["ok"] != .bool(true) { throw ExitCode(1) }

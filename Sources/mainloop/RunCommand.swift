@@ -52,7 +52,16 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Memory pressure lasting this long, in seconds, while the app is suspended purges it.")
     var memoryPressurePurgeAfter: Double = 10
 
+    @Option(help: "Write the metrics as Prometheus text to this file (atomically, node_exporter textfile-collector style).")
+    var metricsFile: String?
+
+    @Option(help: "How often the metrics file is rewritten, in seconds.")
+    var metricsInterval: Double = 5
+
     func validate() throws {
+        guard metricsInterval >= 0.1 && metricsInterval <= 86_400 else {
+            throw ValidationError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
+        }
         for (name, value) in [("--hang-threshold", hangThreshold), ("--memory-pressure-purge-after", memoryPressurePurgeAfter)]
         where !(value >= 0 && value <= 86_400) {
             throw ValidationError("\(name) must be between 0 and 86400 seconds, not \(value)")
@@ -120,12 +129,8 @@ struct RunCommand: ParsableCommand {
             return stats
         }
         host = service
-        if hangThreshold > 0 {
-            let hangLogger = logger
-            loop.startMonitoring(hangThreshold: .seconds(fractional: hangThreshold)) { hang in
-                hangLogger.warning("loop hang: \(hang)")
-            }
-        }
+        let metrics = MetricsExport(host: service, hangThreshold: hangThreshold > 0 ? .seconds(fractional: hangThreshold) : nil,
+                                    file: metricsFile, interval: .seconds(fractional: metricsInterval), logger: logger)
         let systemd = try SystemdSupervision(host: service, notifier: notifier, watchdog: watchdog, logger: logger)
         supervision = systemd
         let jobControl = try JobControl(host: service, logger: logger)
@@ -133,6 +138,8 @@ struct RunCommand: ParsableCommand {
         try service.start()
         systemd.ready()
         try loop.run()
+        if let metricsFile { metrics.write(to: metricsFile, loop: loop, logger: logger) }
+        metrics.stop()
         memoryPressure?.stop()
         try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {
             try terminate.remove()

@@ -1,0 +1,56 @@
+import AppLifecycle
+import CoreMetrics
+import LinuxSystemEvents
+import Logging
+import MainLoop
+import MainLoopMetrics
+import Prometheus
+
+/// `mainloop run`'s metrics: swift-metrics bootstrapped with a Prometheus
+/// registry, the loop's and the service's metrics, the `metrics` query,
+/// and (with `--metrics-file`) the text written atomically every interval,
+/// as node_exporter's textfile collector expects (a whole file, renamed
+/// into place, never a half-written one).
+final class MetricsExport {
+    private static let registry = PrometheusCollectorRegistry()
+    private static let bootstrap: Void = MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+    let loopMetrics: LoopMetrics
+    private let serviceMetrics: ServiceMetrics
+    private var writer: LoopTimer?
+    private var failureLog = LogRateLimit()
+
+    init(host: ServiceHost, hangThreshold: Duration?, file: String?, interval: Duration, logger: Logger) {
+        _ = Self.bootstrap
+        loopMetrics = LoopMetrics(loop: host.loop, hangThreshold: hangThreshold) { hang in
+            logger.warning("loop hang: \(hang)")
+        }
+        let serviceMetrics = ServiceMetrics(host: host)
+        self.serviceMetrics = serviceMetrics
+        host.metricsText = {
+            serviceMetrics.sample()
+            return Self.registry.emitToString()
+        }
+        guard let file else { return }
+        writer = host.loop.scheduleTimer(after: .zero, repeating: interval) { [weak self] in
+            self?.write(to: file, loop: host.loop, logger: logger)
+        }
+    }
+
+    /// Writes the text now (also at exit, so the last numbers are kept).
+    func write(to file: String, loop: MainRunLoop, logger: Logger) {
+        serviceMetrics.sample()
+        do {
+            try AtomicFile.write(Self.registry.emitToString(), to: file, mode: 0o644)
+        } catch {
+            let (log, leftOut) = failureLog.admit(at: loop.now)
+            if log { logger.error("metrics file \(file): \(error)\(LogRateLimit.leftOutNote(leftOut))") }
+        }
+    }
+
+    func stop() {
+        writer?.cancel()
+        writer = nil
+        loopMetrics.stop()
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import LinuxSystemEvents
+import MainLoopJSON
+import Testing
+
+/// One sample of Prometheus text: its name, labels and value.
+struct PrometheusSample: Equatable {
+    var name: String
+    var labels: [String: String]
+    var value: Double
+}
+
+/// A strict reader of the Prometheus text exposition format (0.0.4): every
+/// line is a `# HELP`/`# TYPE` comment or a sample; every sample belongs
+/// to a family with a TYPE; names and labels are valid; values are numbers.
+enum PrometheusText {
+    static func parse(_ text: String) throws -> [PrometheusSample] {
+        var types: [String: String] = [:]
+        var samples: [PrometheusSample] = []
+        let nameCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:")
+        func validName(_ name: Substring) -> Bool {
+            !name.isEmpty && name.unicodeScalars.allSatisfy(nameCharacters.contains) && !(name.first?.isNumber ?? true)
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, validName(parts[2]),
+                      ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else {
+                    throw TestFailure("bad TYPE line: \(line)")
+                }
+                types[String(parts[2])] = String(parts[3])
+                continue
+            }
+            if line.hasPrefix("#") { continue }
+            let nameEnd = line.firstIndex { $0 == "{" || $0 == " " } ?? line.endIndex
+            let name = line[..<nameEnd]
+            guard validName(name) else { throw TestFailure("bad metric name in: \(line)") }
+            var labels: [String: String] = [:]
+            var rest = line[nameEnd...]
+            if rest.hasPrefix("{") {
+                guard let close = rest.firstIndex(of: "}") else { throw TestFailure("unclosed labels: \(line)") }
+                for pair in rest[rest.index(after: rest.startIndex)..<close].split(separator: ",") {
+                    let halves = pair.split(separator: "=", maxSplits: 1)
+                    guard halves.count == 2, validName(halves[0]), halves[1].hasPrefix("\""), halves[1].hasSuffix("\"") else {
+                        throw TestFailure("bad label \(pair) in: \(line)")
+                    }
+                    labels[String(halves[0])] = String(halves[1].dropFirst().dropLast())
+                }
+                rest = rest[rest.index(after: close)...]
+            }
+            guard let value = Double(rest.trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") else {
+                throw TestFailure("bad value in: \(line)")
+            }
+            let family = ["_bucket", "_sum", "_count"].reduce(String(name)) { current, suffix in
+                current.hasSuffix(suffix) && types[String(current.dropLast(suffix.count))] != nil
+                    ? String(current.dropLast(suffix.count)) : current
+            }
+            guard types[family] != nil else { throw TestFailure("sample without a TYPE: \(line)") }
+            samples.append(PrometheusSample(name: String(name), labels: labels, value: value))
+        }
+        return samples
+    }
+}
+
+/// Issue 13, item 8: `--metrics-file` and `ctl metrics`.
+@Suite struct MetricsExportTests {
+    @Test func theMetricsFileAndCtlMetricsAreValidPrometheusText() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("mainloop.prom")
+        let service = try ServiceProcess(directory: directory,
+                                         extraArguments: ["--metrics-file", file, "--metrics-interval", "0.2"])
+        #expect(service.firstOKReply(within: 5) != nil)
+        for request: JSONValue in [["lifecycle": "home"], ["system": ["orientation": "landscapeLeft"]],
+                                   ["system": ["orientation": "portrait"]], ["system": ["orientation": "landscapeRight"]],
+                                   ["lifecycle": "foreground"]] {
+            #expect(try ControlClient.send(request, to: service.socket)["ok"] == .bool(true))
+        }
+        let garbler = try RawClient(path: service.socket)
+        _ = garbler.sendWithoutBlocking(Array("not json\n".utf8))
+        usleep(1_500_000)  // the loop-lag probe runs every second; the file is rewritten every 0.2 s
+
+        let samples = try PrometheusText.parse(try String(contentsOfFile: file, encoding: .utf8))
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+        #expect(value("mainloop_notifications_total", ["kind": "orientation", "outcome": "held"]) == 3)
+        #expect(value("mainloop_notifications_total", ["kind": "orientation", "outcome": "deliveredMerged"]) == 1)
+        #expect(value("mainloop_notifications_total", ["kind": "orientation", "outcome": "folded"]) == 3)
+        #expect(value("mainloop_app_state", ["state": "active"]) == 1)
+        #expect(value("mainloop_app_state", ["state": "suspended"]) == 0)
+        #expect((value("mainloop_loop_dispatched_total", ["priority": "input"]) ?? 0) >= 5, "the socket's callbacks")
+        #expect((value("mainloop_loop_lag_seconds_count") ?? 0) >= 1)
+        #expect(samples.contains { $0.name == "mainloop_loop_callback_duration_seconds_bucket" && $0.labels["kind"] == "fileDescriptor" })
+        #expect(value("mainloop_loop_queue_depth") != nil)
+        #expect(value("mainloop_socket_errors_total", ["type": "malformed"]) == 1)
+        #expect(value("mainloop_loop_hangs_total") == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp") || $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "written by rename, no temporaries left: \(leftovers)")
+
+        let printed = try BuiltTool.run(["ctl", "--socket", service.socket, "metrics"])
+        #expect(printed.status == 0)
+        let fromCtl = try PrometheusText.parse(printed.output)
+        #expect(fromCtl.contains { $0.name == "mainloop_notifications_total" && $0.labels["outcome"] == "deliveredMerged" })
+        #expect(service.terminate() == 0)
+        #expect(try PrometheusText.parse(try String(contentsOfFile: file, encoding: .utf8)).count == samples.count,
+                "rewritten at exit")
+    }
+
+    @Test func theReaderRejectsWhatIsNotPrometheusText() {
+        for bad in ["metric_without_type 1", "# TYPE x counter\nx{a=b} 1", "# TYPE x counter\nx one", "# TYPE 9x gauge\n"] {
+            #expect(throws: (any Error).self) { try PrometheusText.parse(bad) }
+        }
+    }
+}
