@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
         .library(name: "MainLoopJSON", targets: ["MainLoopJSON"]),
         .library(name: "MainLoopMetrics", targets: ["MainLoopMetrics"]),
+        .library(name: "MainLoopServiceLifecycle", targets: ["MainLoopServiceLifecycle"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -62,6 +64,12 @@ let package = Package(
             dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "LinuxSystemEvents",
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
+        .target(
+            name: "MainLoopServiceLifecycle",
+            dependencies: ["MainLoop", "AppLifecycle",
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "mainloop",
             dependencies: [
@@ -81,6 +89,12 @@ let package = Package(
         // Scenarios that need the process's main thread, run as a child process.
         .executableTarget(name: "MainQueueProbe", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications"],
                           path: "Tests/MainQueueProbe"),
+        // A ServiceGroup with a MainLoopService, shut down by SIGTERM, as a child process.
+        .executableTarget(name: "ServiceGroupProbe", dependencies: ["MainLoopServiceLifecycle", "AppLifecycle",
+                                                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                                    .product(name: "Logging", package: "swift-log")],
+                          path: "Tests/ServiceGroupProbe"),
+        .testTarget(name: "ServiceLifecycleTests", dependencies: ["MainLoopServiceLifecycle", "TestSupport", "ServiceGroupProbe"]),
         .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire"]),

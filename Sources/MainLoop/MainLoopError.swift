@@ -18,6 +18,10 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     case reentrantDispatch
     /// libevent or the kernel refused an operation.
     case system(operation: String, errno: Int32)
+    /// The signal belongs to someone else in this process (e.g. a
+    /// swift-service-lifecycle `ServiceGroup`), see
+    /// ``MainRunLoop/reserveSignals(_:for:)``.
+    case signalReserved(signal: Int32, owner: String)
 
     public var description: String {
         switch self {
@@ -27,6 +31,8 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case .reentrantDispatch: return "this call is not allowed from inside a loop callback"
         case .system(let operation, let errno):
             return "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
+        case .signalReserved(let signal, let owner):
+            return "signal \(signal) (\(String(cString: strsignal(signal)))) belongs to \(owner); the loop does not take it"
         }
     }
 }

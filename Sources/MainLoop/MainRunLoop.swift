@@ -207,9 +207,12 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     /// Delivers `signalNumber` to `handler` on the loop thread.
+    /// - Throws: ``MainLoopError/signalReserved(signal:owner:)`` for a
+    ///   signal reserved for someone else (``reserveSignals(_:for:)``).
     /// - Precondition: called on the loop thread.
     public func addSignal(_ signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) -> SignalSource {
         preconditionInLoop()
+        if let owner = SignalReservations.owner(of: signalNumber) { throw .signalReserved(signal: signalNumber, owner: owner) }
         let source = try SignalSource(core: core, signalNumber: signalNumber, handler: handler)
         core.registered[ObjectIdentifier(source)] = source
         return source

@@ -1,0 +1,20 @@
+import Testing
+import TestSupport
+
+/// Issue 13, item 7: MainLoop inside a swift-service-lifecycle ServiceGroup.
+@Suite struct ServiceGroupTests {
+    /// The group owns SIGTERM: a real SIGTERM shuts the group down
+    /// gracefully, the app gets willTerminate once, the process exits 0; the
+    /// loop refuses to take SIGTERM from the group.
+    @Test func sigtermShutsTheGroupDownThroughTheLifecycle() throws {
+        let result = try BuiltExecutable.run("ServiceGroupProbe", [], timeout: 30)
+        #expect(result.status == 0, "stdout: \(result.output)\nstderr: \(result.error)")
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0 == "willTerminate" }.count == 1, "\(lines)")
+        #expect(lines.first { $0.hasPrefix("addSignal(SIGTERM)") }?.contains("belongs to the ServiceGroup") == true, "\(lines)")
+        #expect(!lines.contains("the loop took SIGTERM"))
+        #expect(lines.last == "group finished", "\(lines)")
+        let order = ["didBecomeActive", "willTerminate", "group finished"].map { lines.firstIndex(of: $0) ?? -1 }
+        #expect(order == order.sorted() && !order.contains(-1), "\(lines)")
+    }
+}
