@@ -31,7 +31,7 @@ func processState(_ pid: pid_t) -> Character? {
         let directory = TemporaryDirectory()
         writeFile(directory.file("locale"), "LANG=en_US.UTF-8\n")
         let output = directory.file("out.jsonl")
-        FileManager.default.createFile(atPath: output, contents: nil)
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
         let service = try ServiceProcess(directory: directory,
                                          standardOutput: try #require(FileHandle(forWritingAtPath: output)))
         #expect(service.firstOKReply(within: 5)?["state"] == .string("active"))
@@ -72,7 +72,7 @@ func processState(_ pid: pid_t) -> Character? {
         let fifo = directory.file("pressure")
         #expect(mkfifo(fifo, 0o600) == 0)
         let output = directory.file("out.jsonl")
-        FileManager.default.createFile(atPath: output, contents: nil)
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
         let service = try ServiceProcess(directory: directory, extraArguments: ["--memory-pressure-purge-after", "0.4"],
                                          standardOutput: try #require(FileHandle(forWritingAtPath: output)),
                                          environment: ["MEMORY_PRESSURE_WATCH": fifo])

@@ -141,6 +141,33 @@ final class Locked<Value>: @unchecked Sendable {
     }
 }
 
+/// The example units in systemd/ are what `systemd-analyze verify`
+/// accepts without a warning (with ExecStart pointed at the built tool).
+@Suite struct ExampleUnitTests {
+    @Test func exampleUnitsVerify() throws {
+        guard access("/usr/bin/systemd-analyze", X_OK) == 0 else { return }
+        let repository = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let directory = TemporaryDirectory()
+        for unit in ["mainloop.service", "mainloop.socket"] {
+            let text = try String(contentsOf: repository.appendingPathComponent("systemd/\(unit)"), encoding: .utf8)
+            writeFile(directory.file(unit), text.replacingOccurrences(of: "/usr/local/bin/mainloop", with: BuiltTool.path))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        process.arguments = ["verify", "--man=no", directory.file("mainloop.socket"), directory.file("mainloop.service")]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let ours = text.split(separator: "\n").filter { $0.contains("mainloop.") }
+        #expect(ours.isEmpty, "systemd-analyze: \(ours)")
+    }
+}
+
 /// Socket activation, with the real `systemd-socket-activate`.
 @Suite struct SocketActivationTests {
     static var activator: String? {
