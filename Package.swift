@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // `swift package generate-documentation` (DocC); a plugin, never built into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -56,7 +58,7 @@ let package = Package(
         .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
         .target(
             name: "LinuxSystemEvents",
-            dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "CLinux",
+            dependencies: ["MainLoop", "EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "CLinux",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(

@@ -7,7 +7,8 @@
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
 #   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
-#   6. the whole test suite (`swift test`), last, so its summary closes the run.
+#   6. the DocC documentation of every public module, with no warning;
+#   7. the whole test suite (`swift test`), last, so its summary closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -35,7 +36,7 @@ fi
 
 echo "== cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests'
 
 echo "== the example service (Examples/): builds, runs 2 s, merges, stops cleanly"
 swift build --package-path Examples
@@ -49,6 +50,9 @@ bounded 10m bash Fuzz/run.sh 60
 
 echo "== allocation gate (ordo-one suites against Benchmarks/Thresholds)"
 bash Benchmarks/scripts/check-thresholds.sh
+
+echo "== documentation (DocC, every public module, warnings are errors)"
+bounded 10m bash scripts/docs.sh
 
 echo "== the whole suite"
 bounded 10m swift test

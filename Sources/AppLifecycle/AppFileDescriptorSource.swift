@@ -21,7 +21,7 @@ public final class AppFileDescriptorSource {
 
     /// Changes what the source waits for; takes effect now if the app runs,
     /// otherwise at the resume.
-    /// - Throws: ``MainLoopError/sourceRemoved`` once removed.
+    /// - Throws: ``/MainLoop/MainLoopError/sourceRemoved`` once removed.
     public func update(interest newInterest: Readiness) throws(MainLoopError) {
         guard !source.isRemoved else { throw .sourceRemoved }
         interest = newInterest
@@ -29,7 +29,7 @@ public final class AppFileDescriptorSource {
     }
 
     /// Stops watching.
-    /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
+    /// - Throws: ``/MainLoop/MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
         try source.remove()
         application?.currentRun?.sources[ObjectIdentifier(self)] = nil

@@ -18,7 +18,7 @@ extension Application {
     /// resume (after missed timers); work left when the app dies is dropped
     /// and counted in ``droppedAppWorkCount``.
     /// - Throws: ``LifecycleError/appNotRunning(action:state:)`` while the
-    ///   app runs no code, ``MainLoopError/shutDown`` after shutdown.
+    ///   app runs no code, ``/MainLoop/MainLoopError/shutDown`` after shutdown.
     public func post(_ work: @escaping () -> Void) throws {
         let run = try requireAppCode("post")
         try loop.executeInLoop { [weak self, weak run] in
@@ -34,7 +34,7 @@ extension Application {
     /// Watches an fd for the app; parked while suspended (see
     /// ``AppFileDescriptorSource``).
     /// - Throws: ``LifecycleError/appNotRunning(action:state:)`` while the
-    ///   app runs no code; ``MainLoopError`` from the loop.
+    ///   app runs no code; ``/MainLoop/MainLoopError`` from the loop.
     public func addFileDescriptor(_ fileDescriptor: Int32, interest: Readiness,
                                   handler: @escaping (Readiness) -> Void) throws -> AppFileDescriptorSource {
         let run = try requireAppCode("addFileDescriptor")

@@ -103,7 +103,7 @@ public struct EngineInputPoster: Sendable {
     let inbox: EventChannel<InboxEntry>
 
     /// Issues `input`.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func post(_ input: EngineInput) throws(MainLoopError) {
         switch input {
         case .lifecycle(let command): try inbox.post(.lifecycle(command, completion: nil))
@@ -113,13 +113,13 @@ public struct EngineInputPoster: Sendable {
     }
 
     /// Posts a system event.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func post(_ event: SystemEvent) throws(MainLoopError) {
         try inbox.post(.system(event))
     }
 
     /// Queues a lifecycle command; `completion` runs on the loop thread.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func submit(_ command: LifecycleCommand,
                        completion: (@Sendable (Result<AppState, LifecycleError>) -> Void)? = nil) throws(MainLoopError) {
         try inbox.post(.lifecycle(command, completion: completion))

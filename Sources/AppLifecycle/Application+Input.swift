@@ -6,7 +6,7 @@ extension Application {
     /// active when it takes effect; otherwise it is discarded, counted in
     /// ``discardedInputCount`` and reported as ``EngineEvent/inputDiscarded(_:)``.
     /// On the loop thread with the engine idle, it takes effect before this returns.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func deliverInput(_ input: String) throws(MainLoopError) {
         try enqueue(.input(input))
     }

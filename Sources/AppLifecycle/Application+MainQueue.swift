@@ -1,6 +1,6 @@
 import MainLoop
 
-/// No app code while suspended, async included: on ``MainRunLoop/main``,
+/// No app code while suspended, async included: on ``/MainLoop/MainRunLoop/main``,
 /// `DispatchQueue.main` blocks and `@MainActor` jobs that become ready while
 /// the app is suspended wait for the resume.
 ///

@@ -8,7 +8,7 @@ extension Application {
     /// in every state. Whether sustained pressure purges a suspended app is
     /// the caller's policy (``perform(_:)`` with ``LifecycleCommand/purge``).
     /// Takes effect in order with every other input (safe from a callback).
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func receiveMemoryWarning() throws(MainLoopError) {
         try enqueue(.memoryWarning)
     }

@@ -60,9 +60,9 @@ extension Application {
 
     /// Records a system event from the loop-thread API, after every input
     /// that arrived before it.
-    /// - Throws: ``NotificationCenterError`` for an event the engine refuses
+    /// - Throws: ``/SystemNotifications/NotificationCenterError`` for an event the engine refuses
     ///   (checked at once even when the event waits behind others),
-    ///   ``MainLoopError/shutDown`` after the loop was shut down.
+    ///   ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     func postSystemEvent(_ event: SystemEvent) throws {
         loop.preconditionInLoop()
         guard engineDepth == 0, !inbox.hasPendingEvents else {

@@ -3,10 +3,10 @@ import MainLoopJSON
 import SystemNotifications
 
 /// The iOS-style application lifecycle of SPEC §1–§5 running on a
-/// ``MainRunLoop``, with its system notification engine.
+/// ``/MainLoop/MainRunLoop``, with its system notification engine.
 ///
 /// The transition table lives in ``LifecycleStateMachine`` (pure) and the
-/// coalescing state in ``CoalescingTable`` (pure); this controller carries
+/// coalescing state in ``/SystemNotifications/CoalescingTable`` (pure); this controller carries
 /// out the machine's steps: it calls the delegate, starts and stops
 /// background time, enforces the time limits with loop timers and the
 /// loop's watchdog, gates app code while suspended, and holds, flushes or
@@ -23,8 +23,8 @@ import SystemNotifications
 /// refused then (``LifecycleError/transitionInProgress(command:)``), or
 /// queued with ``submit(_:completion:)``.
 ///
-/// **Runs.** What the app owns lives in the data of its ``Phase``
-/// (``AppRun``): a kill, terminate or purge drops it in one assignment.
+/// **Runs.** What the app owns lives in the data of its `Phase`
+/// (`AppRun`): a kill, terminate or purge drops it in one assignment.
 ///
 /// Loop thread only, except ``deliverInput(_:)``, ``submit(_:completion:)``
 /// and ``poster``. Who protects what: every stored `var` is touched on the
@@ -98,7 +98,11 @@ public final class Application {
     public internal(set) var droppedAppWorkCount = 0
 
     /// An application in `notRunning` on `loop`.
-    /// - Parameter limits: bounds on what the notification engine stores.
+    /// - Parameters:
+    ///   - loop: the loop it runs on; every call is made on its thread.
+    ///   - configuration: the time limits and background modes (SPEC §2, §3).
+    ///   - delegate: the app's delegate, held weakly (keep it alive).
+    ///   - limits: bounds on what the notification engine stores.
     /// - Precondition: called on the loop thread, on a loop that is not shut down.
     public init(loop: MainRunLoop, configuration: LifecycleConfiguration = LifecycleConfiguration(),
                 delegate: (any ApplicationDelegate)? = nil, limits: CoalescingLimits = CoalescingLimits()) {
@@ -206,7 +210,7 @@ public final class Application {
     /// reported to engine observers (``EngineEvent/commandRejected(_:_:)``).
     /// On the loop thread with the engine idle, the command takes effect
     /// before this returns.
-    /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
+    /// - Throws: ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     public func submit(_ command: LifecycleCommand,
                        completion: (@Sendable (Result<AppState, LifecycleError>) -> Void)? = nil) throws(MainLoopError) {
         try enqueue(.lifecycle(command, completion: completion))

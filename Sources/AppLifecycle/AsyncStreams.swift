@@ -43,7 +43,7 @@ extension SystemNotificationCenter {
     /// bounded, and nothing is dropped silently). Ending the iteration (or
     /// cancelling its task) removes the observer.
     /// - Precondition: called on the loop thread.
-    /// - Throws: ``NotificationCenterError/unknownKind(_:)``.
+    /// - Throws: ``/SystemNotifications/NotificationCenterError/unknownKind(_:)``.
     public func notifications(of kind: NotificationKind? = nil, bufferLimit: Int = 1024)
         throws(NotificationCenterError) -> AsyncThrowingStream<SystemNotification, any Error> {
         let (stream, continuation) = AsyncThrowingStream<SystemNotification, any Error>.makeStream(

@@ -14,10 +14,10 @@ import SystemNotifications
 /// and `application.notifications` are the same center.
 ///
 /// Events take effect in order with every other input (``Application``,
-/// "Ordering"): ``post(_:)`` on the loop thread records the event before it
+/// "Ordering"): `post(_:)` on the loop thread records the event before it
 /// returns (observers of a live change have run by then); the
 /// ``poster`` issues events from any thread. The hot path is a
-/// ``PreparedEvent`` (``prepare(_:)`` once, ``post(_:)-(PreparedEvent)`` many times):
+/// ``/SystemNotifications/PreparedEvent`` (``prepare(_:)`` once, ``post(_:)-(PreparedEvent)`` many times):
 /// no hashing, no allocation, no reference counting per event.
 ///
 /// Loop thread only, except the ``poster``.
@@ -35,7 +35,7 @@ public struct SystemNotificationCenter {
     /// Registers a rule for a kind of your own; it behaves exactly like a
     /// standard kind of the same shape.
     /// - Returns: the kind, with its slot resolved for fast posting.
-    /// - Throws: ``NotificationCenterError/duplicateKind(_:)``.
+    /// - Throws: ``/SystemNotifications/NotificationCenterError/duplicateKind(_:)``.
     @discardableResult
     public func register(_ rule: CoalescingRule) throws(NotificationCenterError) -> NotificationKind {
         application.loop.preconditionInLoop()
@@ -62,7 +62,7 @@ public struct SystemNotificationCenter {
 
     /// Checks an event against its kind's rule without posting it (limits
     /// are checked when it is posted).
-    /// - Throws: ``NotificationCenterError`` naming what is wrong.
+    /// - Throws: ``/SystemNotifications/NotificationCenterError`` naming what is wrong.
     public func validate(_ event: SystemEvent) throws(NotificationCenterError) {
         try application.table.validate(event)
     }
@@ -70,7 +70,7 @@ public struct SystemNotificationCenter {
     /// Prepares an event for the hot path: its kind, subject and value are
     /// resolved and checked once and kept for the application's life (pin
     /// only events you will post many times).
-    /// - Throws: ``NotificationCenterError`` (unknown kind, malformed, over a limit).
+    /// - Throws: ``/SystemNotifications/NotificationCenterError`` (unknown kind, malformed, over a limit).
     public func prepare(_ event: SystemEvent) throws(NotificationCenterError) -> PreparedEvent {
         application.loop.preconditionInLoop()
         return try application.table.prepare(event, pinned: true)
@@ -79,8 +79,8 @@ public struct SystemNotificationCenter {
     /// Posts a system event from the loop thread. It takes effect after
     /// every input issued before it and, with the engine idle, before this
     /// returns: a live change has reached the observers, a held one is held.
-    /// - Throws: ``NotificationCenterError`` for an event the engine refuses
-    ///   (nothing changes), ``MainLoopError/shutDown`` after shutdown.
+    /// - Throws: ``/SystemNotifications/NotificationCenterError`` for an event the engine refuses
+    ///   (nothing changes), ``/MainLoop/MainLoopError/shutDown`` after shutdown.
     public func post(_ event: SystemEvent) throws {
         try application.postSystemEvent(event)
     }
@@ -104,7 +104,7 @@ public struct SystemNotificationCenter {
 
     /// Sets the system's current value without any notification: the
     /// initial state before launch (SPEC §6 `initial`).
-    /// - Throws: ``NotificationCenterError/appRunning`` unless the app is
+    /// - Throws: ``/SystemNotifications/NotificationCenterError/appRunning`` unless the app is
     ///   not running, or why the event is refused.
     public func setInitialValue(_ event: SystemEvent) throws(NotificationCenterError) {
         application.loop.preconditionInLoop()

@@ -11,7 +11,10 @@ public enum SpecTime {
     public static let maximumSeconds: Int64 = 1_000_000_000
 
     /// Reads the time in `value` (named `field` in messages).
-    /// - Parameter positive: reject 0 (a repeating interval).
+    /// - Parameters:
+    ///   - value: a JSON number of seconds (exact decimal), or nil when absent.
+    ///   - field: the field's name, for error messages.
+    ///   - positive: reject 0 (a repeating interval).
     /// - Throws: ``RequestError`` naming the field and the bounds.
     public static func duration(_ value: JSONValue?, field: String, positive: Bool = false) throws(RequestError) -> Duration {
         let bounds = positive ? "more than 0 and at most \(maximumSeconds)" : "from 0 to \(maximumSeconds)"

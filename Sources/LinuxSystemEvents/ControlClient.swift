@@ -10,7 +10,10 @@ public enum ControlClient {
     }
 
     /// Sends one request and returns the reply object.
-    /// - Parameter timeout: how long to wait for the reply.
+    /// - Parameters:
+    ///   - request: the request object (one line of JSON on the wire).
+    ///   - path: the control socket's path.
+    ///   - timeout: how long to wait for the reply.
     public static func send(_ request: JSONValue, to path: String, timeout: Duration = .seconds(5)) throws(Failure) -> JSONObject {
         let reply = try exchange(Array((request.jsonText + "\n").utf8), path: path, timeout: timeout)
         guard let object = (try? JSONValue.parse(reply))?.objectValue else {

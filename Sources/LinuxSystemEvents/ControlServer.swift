@@ -65,7 +65,19 @@ public final class ControlServer {
     /// there (nobody accepts on it) is replaced; a live one (another
     /// process accepts on it) or any other kind of file is never touched:
     /// that is an error.
-    /// - Parameter handler: turns a parsed request into a reply object.
+    /// - Parameters:
+    ///   - loop: the loop it serves on (its thread makes every call).
+    ///   - path: where the socket file is created.
+    ///   - mode: the socket file's mode.
+    ///   - maxLineBytes: the longest request line accepted.
+    ///   - maxConnections: the most clients at once.
+    ///   - maxPendingReplyBytes: unread reply bytes at which a client's
+    ///     requests stop being read.
+    ///   - idleTimeout: how long a connection may go without a complete request.
+    ///   - evictionGrace: at the limit, how long the idlest connection must
+    ///     have been idle to make room for a newcomer.
+    ///   - logger: where connection problems are logged (rate-limited).
+    ///   - handler: turns a parsed request into a reply object.
     public convenience init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
                             maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
                             idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),

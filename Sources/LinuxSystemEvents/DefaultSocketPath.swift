@@ -11,7 +11,7 @@ public enum DefaultSocketPath {
     /// `creating` and missing, and in any case verified when it exists: a
     /// real directory (not a symlink), owned by this user, with no access
     /// for group or others.
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` naming the
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` naming the
     ///   directory and what is wrong with it.
     public static func resolve(creating: Bool) throws(MainLoopError) -> String {
         if let runtime = environment("XDG_RUNTIME_DIR") { return runtime + "/mainloop.sock" }

@@ -10,7 +10,7 @@ import MainLoop
 /// into one handler call. Loop thread only, except that it may be released
 /// on any thread (its cleanup then runs on the loop).
 public final class FileWatcher {
-    /// Identifies one ``watch(_:handler:)`` for ``unwatch(_:)``.
+    /// Identifies one ``watch(_:handler:)`` for `unwatch(_:)`.
     public struct Token: Hashable, Sendable {
         let id: Int
         let path: String
@@ -28,7 +28,7 @@ public final class FileWatcher {
     /// What counts as a change of a file in a watched directory.
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` when inotify is unavailable.
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when inotify is unavailable.
     public init(loop: MainRunLoop) throws(MainLoopError) {
         self.loop = loop
         inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -53,7 +53,7 @@ public final class FileWatcher {
 
     /// Calls `handler` on the loop whenever `path` is written, replaced,
     /// created or deleted.
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` when the
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
     ///   directory cannot be watched (for example, it does not exist).
     @discardableResult
     public func watch(_ path: String, handler: @escaping () -> Void) throws(MainLoopError) -> Token {

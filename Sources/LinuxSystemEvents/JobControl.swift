@@ -28,8 +28,11 @@ public final class JobControl {
     private var sources: [SignalSource] = []
 
     /// Installs the SIGTSTP and SIGCONT handlers on the host's loop.
-    /// - Parameter stopProcess: stops the process (default: SIGSTOP to
-    ///   itself; it returns when the process is continued).
+    /// - Parameters:
+    ///   - host: the service whose app goes home and comes back.
+    ///   - logger: where stops and continues are logged.
+    ///   - stopProcess: stops the process (default: SIGSTOP to
+    ///     itself; it returns when the process is continued).
     public init(host: ServiceHost, logger: Logger,
                 stopProcess: @escaping () -> Void = { kill(getpid(), SIGSTOP) }) throws(MainLoopError) {
         self.host = host

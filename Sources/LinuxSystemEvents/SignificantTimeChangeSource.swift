@@ -31,6 +31,9 @@ public final class SignificantTimeChangeSource {
     private let watcher: FileWatcher?
 
     /// - Parameters:
+    ///   - loop: the loop whose timers fire at midnight and DST transitions.
+    ///   - clock: the wall clock and zone (``SystemWallClock`` for real ones).
+    ///   - zoneFiles: the files whose change means a zone change.
     ///   - watcher: watches the zone files (`zoneFiles`); nil to skip.
     ///   - detectClockSet: watch for CLOCK_REALTIME being set (real clock only).
     ///   - post: receives each event on the loop thread.

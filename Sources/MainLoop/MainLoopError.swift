@@ -5,7 +5,7 @@ import Glibc
 /// Every misuse the loop can detect at run time is reported with one of
 /// these, never by crashing silently. (Calling a loop-only method from
 /// another thread is a programming error and fails a precondition instead;
-/// see ``MainRunLoop/preconditionInLoop(file:line:)``.)
+/// see ``MainRunLoop/preconditionInLoop(function:file:line:)``.)
 public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The loop was shut down; it accepts no more work or sources.
     case shutDown

@@ -100,7 +100,7 @@ extension MainRunLoop {
     }
 
     /// Holds the main queue: `DispatchQueue.main` blocks and `@MainActor`
-    /// jobs that become ready wait until ``releaseMainQueue()``; the first
+    /// jobs that become ready wait until ``releaseMainQueue(drainNow:)``; the first
     /// time work becomes ready during the hold, `onReady` is called (on the
     /// loop thread). An app holds it while suspended. A second hold replaces
     /// the first one's `onReady`.

@@ -7,13 +7,13 @@ import MainLoop
 /// | metric | type | labels |
 /// |---|---|---|
 /// | `mainloop_loop_dispatched_total` | counter | `priority` |
-/// | `mainloop_loop_callback_duration_seconds` | timer | `kind` (``LoopSourceKind``) |
+/// | `mainloop_loop_callback_duration_seconds` | timer | `kind` (``/MainLoop/LoopSourceKind``) |
 /// | `mainloop_loop_timer_lateness_seconds` | timer | |
 /// | `mainloop_loop_lag_seconds` | timer | |
 /// | `mainloop_loop_queue_depth` | gauge | |
 /// | `mainloop_loop_hangs_total` | counter | |
 ///
-/// Every callback is measured (``MainRunLoop/startMonitoring(hangThreshold:onHang:onDispatch:)``)
+/// Every callback is measured (``/MainLoop/MainRunLoop/startMonitoring(hangThreshold:onHang:onDispatch:)``)
 /// and recorded into the backend on the loop thread, so the backend's cost
 /// is paid per callback. Loop lag is how late a probe posted at app priority
 /// runs, once per `probeInterval`; the queue depth is sampled then too.
@@ -26,9 +26,12 @@ public final class LoopMetrics {
 
     /// Starts monitoring `loop` and recording its metrics.
     /// - Parameters:
+    ///   - loop: the loop to measure (this is its thread).
     ///   - hangThreshold: callbacks at least this long are hangs
-    ///     (``LoopHang``), reported to `onHang` and counted; nil: none.
+    ///     (``/MainLoop/LoopHang``), reported to `onHang` and counted; nil: none.
     ///   - probeInterval: how often loop lag and queue depth are sampled.
+    ///   - onHang: told about each hang (from the detector's thread while
+    ///     it lasts, then from the loop thread).
     public init(loop: MainRunLoop, hangThreshold: Duration?, probeInterval: Duration = .seconds(1),
                 onHang: @escaping @Sendable (LoopHang) -> Void = { _ in }) {
         self.loop = loop

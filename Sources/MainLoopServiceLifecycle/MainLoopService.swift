@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// A MainLoop application as a swift-service-lifecycle `Service`: run it
 /// in a `ServiceGroup` beside your other services.
 ///
-/// `run()` starts a loop on its own thread (``LoopThread``), builds the
+/// `run()` starts a loop on its own thread (``/MainLoop/LoopThread``), builds the
 /// application there with your `setUp` closure, launches it, and waits.
 /// Graceful shutdown (the group's `gracefulShutdownSignals`, or another
 /// service ending) maps onto the lifecycle: `terminate` (willTerminate, once,
@@ -16,9 +16,9 @@ import ServiceLifecycle
 ///
 /// **Signals.** A `ServiceGroup` owns the signals it is configured with;
 /// the service reserves SIGTERM, SIGINT and SIGHUP for it
-/// (``MainRunLoop/reserveSignals(_:for:)``), so no loop in the process takes
+/// (``/MainLoop/MainRunLoop/reserveSignals(_:for:)``), so no loop in the process takes
 /// them (an `addSignal` for one fails with
-/// ``MainLoopError/signalReserved(signal:owner:)`` rather than stealing it,
+/// ``/MainLoop/MainLoopError/signalReserved(signal:owner:)`` rather than stealing it,
 /// which made the group fail with `ServiceGroupError`).
 public final class MainLoopService: Service, Sendable {
     /// The signals a `ServiceGroup` is expected to own.
@@ -30,6 +30,7 @@ public final class MainLoopService: Service, Sendable {
 
     /// - Parameters:
     ///   - launch: `.launch` or `.launchInBackground`.
+    ///   - logger: where starting and stopping are logged.
     ///   - setUp: runs on the loop thread; builds the application (its
     ///     delegate, sources, observers) without launching it.
     public init(launch: LifecycleCommand = .launch, logger: Logger,

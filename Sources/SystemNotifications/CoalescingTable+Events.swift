@@ -36,10 +36,12 @@ extension CoalescingTable {
     /// checks the value against the kind's rule and the limits, and interns
     /// the subject and the value.
     ///
-    /// - Parameter pinned: keep the event's subject and value for the
-    ///   table's life, so the prepared event can be posted again and again
-    ///   (the hot path). Unpinned, it must be recorded before anything else
-    ///   is prepared or recorded.
+    /// - Parameters:
+    ///   - event: the event to prepare.
+    ///   - pinned: keep the event's subject and value for the
+    ///     table's life, so the prepared event can be posted again and again
+    ///     (the hot path). Unpinned, it must be recorded before anything else
+    ///     is prepared or recorded.
     /// - Throws: ``NotificationCenterError`` (unknown kind, malformed value,
     ///   over a limit); nothing changes then, except the `refused` counter.
     public mutating func prepare(_ event: SystemEvent, pinned: Bool = false) throws(NotificationCenterError) -> PreparedEvent {

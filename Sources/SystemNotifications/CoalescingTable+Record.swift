@@ -20,7 +20,7 @@ extension CoalescingTable {
 
     @inlinable @inline(__always)
     mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> RecordOutcome.Effect {
-        // In place, with one bounds check (the kinds are an ``OwnedArray``).
+        // In place, with one bounds check (the kinds are an `OwnedArray`).
         let (effect, firstHeld) = kinds.update(at: slot) { kind -> (RecordOutcome.Effect, Bool) in
             kind.counters.received &+= 1
             let previous = kind.value

@@ -79,7 +79,7 @@ struct HeldEntry {
 ///
 /// Noncopyable: the state has exactly one owner (the application), and the
 /// hot state (kinds, subjects, symbols, the flush's entries) lives in
-/// storage the table owns (``OwnedArray``), read and written in place with
+/// storage the table owns (`OwnedArray`), read and written in place with
 /// no copy-on-write check.
 ///
 /// The implementation is split by concern: events at the edge
@@ -203,7 +203,7 @@ public struct CoalescingTable: ~Copyable {
         subjects[try slot(of: kind)].indexByName.count
     }
 
-    /// How many JSON values the symbol table stores (bounded: see ``SymbolTable``).
+    /// How many JSON values the symbol table stores (bounded: see `SymbolTable`).
     public var symbolCount: Int { symbols.count }
 
     // MARK: Accounting

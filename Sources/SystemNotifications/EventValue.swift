@@ -5,7 +5,7 @@
 /// `1` is `1.0` (numbers are stored canonically, `-0` as `0`). Strings that
 /// name one of a rule's allowed values are an ``Tag/enumCase`` (an index into
 /// the rule's list); any other string, array or object is a
-/// ``Tag/symbol`` interned in the engine's ``SymbolTable``. Within one kind
+/// ``Tag/symbol`` interned in the engine's `SymbolTable`. Within one kind
 /// every value uses one representation, so equal JSON values are equal
 /// `EventValue`s.
 public struct EventValue: Hashable, Sendable {

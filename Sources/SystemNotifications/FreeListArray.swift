@@ -2,7 +2,7 @@
 /// element lives, and storage stays as dense as the most elements ever live
 /// at once. The engine's symbols and subjects are kept this way, so an
 /// event can carry a 32-bit index instead of a reference-counted value.
-/// Noncopyable, in the engine's own memory (see ``OwnedArray``).
+/// Noncopyable, in the engine's own memory (see `OwnedArray`).
 struct FreeListArray<Element>: ~Copyable {
     private var elements = OwnedArray<Element>()
     private var freeIndices: [Int] = []

@@ -6,8 +6,9 @@ import MainLoop
 import SystemNotifications
 import Testing
 
-/// The code of docs/LINUX-SOURCES.md ("Wiring the Linux sources to your
-/// own center"), kept compiling and working here.
+/// The code of the guide "Wiring the Linux sources to your own center"
+/// (Sources/LinuxSystemEvents/LinuxSystemEvents.docc/WiringLinuxSources.md),
+/// kept compiling and working here.
 final class MyService {
     let application: Application
     private let watcher: FileWatcher

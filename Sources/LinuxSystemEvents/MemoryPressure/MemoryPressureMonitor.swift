@@ -8,7 +8,7 @@ import MainLoop
 ///
 /// Watches a PSI trigger (or a FIFO a supervisor writes to, as systemd
 /// allows) and, each time it fires, gives the application a memory warning
-/// (``Application/receiveMemoryWarning()``). Sustained pressure while the
+/// (``/AppLifecycle/Application/receiveMemoryWarning()``). Sustained pressure while the
 /// app is suspended purges it (SPEC §1 `purge`), as iOS reclaims suspended
 /// apps: pressure reported again at least ``purgeAfter`` after the first
 /// report of this suspension, with no quiet gap longer than ``purgeAfter``

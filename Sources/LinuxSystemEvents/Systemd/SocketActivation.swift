@@ -21,7 +21,7 @@ public enum SocketActivation {
     /// were (the variables are unset or meant for another process). The
     /// variables are removed from the environment, so children do not
     /// mistake them for theirs; the descriptors are marked close-on-exec.
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` for malformed
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` for malformed
     ///   variables.
     public static func takePassedSockets() throws(MainLoopError) -> [PassedSocket] {
         let passed = try parse(pid: ProcessEnvironment.value("LISTEN_PID"), fds: ProcessEnvironment.value("LISTEN_FDS"),

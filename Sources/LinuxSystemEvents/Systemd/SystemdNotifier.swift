@@ -5,9 +5,9 @@ import MainLoop
 /// libsystemd: one datagram of `KEY=value` lines to the `AF_UNIX` socket
 /// named by `$NOTIFY_SOCKET` (a path, or an abstract name starting with `@`).
 ///
-/// Sends are non-blocking and never fail the service: a manager that is not
-/// listening costs a log line at most (see ``lastError``). Thread-safe: each
-/// send is one `sendto`.
+/// Sends are non-blocking: a manager that is not listening makes ``send(_:)``
+/// throw, and ``SystemdSupervision`` logs that (rate-limited) rather than
+/// stopping the service. Thread-safe: each send is one `sendto`.
 public final class SystemdNotifier: Sendable {
     /// Where the notifications go (as `$NOTIFY_SOCKET` gave it).
     public let socketName: String
@@ -15,7 +15,7 @@ public final class SystemdNotifier: Sendable {
 
     /// The notifier for `$NOTIFY_SOCKET`, or nil when it is unset (not
     /// started by a service manager that listens).
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` when the
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
     ///   variable is set but unusable (too long, or no socket can be made).
     public static func fromEnvironment() throws(MainLoopError) -> SystemdNotifier? {
         guard let name = ProcessEnvironment.value("NOTIFY_SOCKET") else { return nil }
@@ -41,7 +41,7 @@ public final class SystemdNotifier: Sendable {
 
     /// Sends one notification: `fields` joined by newlines (e.g.
     /// `["READY=1", "STATUS=active"]`).
-    /// - Throws: ``MainLoopError/system(operation:errno:)`` when the
+    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
     ///   datagram cannot be sent (no listener, a full queue).
     public func send(_ fields: [String]) throws(MainLoopError) {
         let message = Array(fields.joined(separator: "\n").utf8)
