@@ -97,13 +97,14 @@ let package = Package(
                                                                     .product(name: "Logging", package: "swift-log")],
                           path: "Tests/ServiceGroupProbe"),
         .testTarget(name: "ServiceLifecycleTests", dependencies: ["MainLoopServiceLifecycle", "TestSupport", "ServiceGroupProbe"]),
-        .testTarget(name: "AppLifecycleTests", dependencies: ["AppLifecycle", "TestSupport", "MainQueueProbe"]),
-        .testTarget(name: "SystemNotificationsTests", dependencies: ["SystemNotifications", "AppLifecycle"]),
-        .testTarget(name: "EngineWireTests", dependencies: ["EngineWire"]),
-        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents"]),
+        .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
+        .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
+        .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
+                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",
-            dependencies: ["ScenarioReplay", "EngineWire", "TestSupport"],
+            dependencies: ["ScenarioReplay", "EngineWire", "SystemNotifications", "MainLoopJSON", "TestSupport"],
             // Scenario files are data read from the source tree, not resources.
             exclude: ["Conformance", "Malformed"]
         ),

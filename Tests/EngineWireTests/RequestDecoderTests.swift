@@ -25,7 +25,7 @@ import Testing
         (#"{"fly": 1}"#, .controlSocket, "unknown request 'fly'"),
         (#"{}"#, .controlSocket, "exactly one of lifecycle, system, input, query (got nothing)"),
         (#"{"lifecycle": "fly"}"#, .controlSocket, #"unknown lifecycle command "fly""#),
-        (#"{"query": "nope"}"#, .controlSocket, #"unknown query "nope" (known: state, stats, values)"#),
+        (#"{"query": "nope"}"#, .controlSocket, #"unknown query "nope" (known: state, stats, values, metrics)"#),
         (#"{"system": {"a": 1, "b": 2}}"#, .controlSocket, "exactly one event kind"),
         (#"{"input": 3}"#, .scenarioStep, "'input' must be a string"),
         (#"{"app": {"timer": "t", "every": 1e-10}}"#, .scenarioStep, "'every' must be more than 0"),
