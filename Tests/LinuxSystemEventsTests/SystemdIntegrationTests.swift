@@ -54,6 +54,29 @@ final class Locked<Value>: @unchecked Sendable {
         #expect(service.terminate() == 0)
     }
 
+    /// Regression: SIGHUP ended the service (status 129, as a shell
+    /// reports it). Spawned with default signal actions, as systemd or a
+    /// shell starts it, it now reloads and keeps answering; a SIGHUP during
+    /// the exit changes nothing either.
+    @Test func sighupReloadsInsteadOfEndingTheService() throws {
+        let directory = TemporaryDirectory()
+        let socket = directory.file("s.sock")
+        let pid = try spawnWithDefaultSignals(["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
+                                               "--locale-file", directory.file("locale"),
+                                               "--zone-file", directory.file("localtime")])
+        #expect(eventually { FileManager.default.fileExists(atPath: socket) })
+        #expect(eventually { (try? ControlClient.send(["query": "state"], to: socket))?["ok"] == .bool(true) })
+        kill(pid, SIGHUP)
+        usleep(300_000)
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, WNOHANG) == 0, "SIGHUP no longer ends the service")
+        #expect((try? ControlClient.send(["query": "state"], to: socket))?["state"] == .string("active"))
+        kill(pid, SIGTERM)
+        usleep(1_000)
+        kill(pid, SIGHUP)
+        #expect(exitStatus(of: pid) == 0)
+    }
+
     /// The watchdog pings come from the loop thread: a callback that blocks
     /// the loop stops them (systemd would restart the service), and the
     /// hang detector names the kind of source while it is still blocked.
