@@ -18,7 +18,8 @@ public final class ServiceHost {
     public let application: Application
     public let center: SystemNotificationCenter
     public let defaults: UserDefaultsStore
-    public private(set) var control: ControlServer!
+    /// The control socket's server, from ``start()`` on.
+    public private(set) var control: ControlServer?
     private let options: ServiceOptions
     private let logger: Logger
     private let observer: ObservationRecorder
@@ -36,7 +37,8 @@ public final class ServiceHost {
     private var isShutDown = false
     private let wallClock: SystemWallClock
 
-    /// Builds the service (sources and socket), not yet launched.
+    /// Builds the service (the sources), not yet serving or launched:
+    /// ``start()`` opens the socket and launches the app.
     public init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
                 configuration: LifecycleConfiguration = LifecycleConfiguration(),
                 output: @escaping (JSONObject) -> Void) throws {
@@ -65,6 +67,21 @@ public final class ServiceHost {
         defaultsMonitor = try UserDefaultsMonitor(store: defaults, watcher: watcher, post: post) { error in
             logger.error("\(error)")
         }
+    }
+
+    /// Sets the system's current values from the sources, opens the control
+    /// socket (binds it, or serves the inherited one) and launches the app
+    /// (`launchInBackground` with `background`).
+    ///
+    /// The socket appears only here, so whatever the caller sets up between
+    /// `init` and `start()` (signal handlers, a supervisor link) is in place
+    /// before a client can reach the service.
+    /// - Throws: when the socket cannot be opened (nothing is launched then),
+    ///   or on a second call.
+    public func start() throws {
+        guard control == nil else { throw MainLoopError.system(operation: "ServiceHost.start called twice", errno: EALREADY) }
+        try center.setInitialValue(.locale(localeSource.identifier))
+        for event in defaultsMonitor.initialEvents { try center.setInitialValue(event) }
         // Weak: a host released on another thread is gone before its
         // server's cleanup runs on the loop; a request in between is refused.
         let handler: (JSONValue) -> JSONObject = { [weak self] request in
@@ -77,13 +94,6 @@ public final class ServiceHost {
             control = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger,
                                         handler: handler)
         }
-    }
-
-    /// Sets the system's current values from the sources and launches the
-    /// app (`launchInBackground` with `background`).
-    public func start() throws {
-        try center.setInitialValue(.locale(localeSource.identifier))
-        for event in defaultsMonitor.initialEvents { try center.setInitialValue(event) }
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
                                                   "locale": "\(localeSource.identifier)"])
         try application.perform(options.background ? .launchInBackground : .launch)
@@ -115,7 +125,7 @@ public final class ServiceHost {
         if application.state != .notRunning {
             do { try application.perform(.terminate) } catch { logger.error("terminate at shutdown: \(error)") }
         }
-        control.stop()
+        control?.stop()
         logger.info("service stopped")
     }
 
@@ -181,11 +191,14 @@ public final class ServiceHost {
 
     /// The control socket's counters, for a `stats` reply.
     private func controlStats() -> JSONObject {
-        var stats: JSONObject = ["refusedPeers": .number(Double(control.refusedPeers)),
-                                 "malformedRequests": .number(Double(control.malformedRequests)),
-                                 "acceptFailures": .number(Double(control.acceptFailures)),
-                                 "idleClosed": .number(Double(control.idleClosed)),
-                                 "evicted": .number(Double(control.evicted))]
+        var stats = JSONObject()
+        if let control {
+            stats = ["refusedPeers": .number(Double(control.refusedPeers)),
+                     "malformedRequests": .number(Double(control.malformedRequests)),
+                     "acceptFailures": .number(Double(control.acceptFailures)),
+                     "idleClosed": .number(Double(control.idleClosed)),
+                     "evicted": .number(Double(control.evicted))]
+        }
         for (key, value) in extraStats() { stats[key] = value }
         return stats
     }

@@ -42,7 +42,7 @@ public final class ServiceMetrics {
         for state in AppState.allCases {
             gauge("mainloop_app_state", [("state", state.rawValue)]).record(state == host.application.state ? 1 : 0)
         }
-        let control = host.control!
+        guard let control = host.control else { return }  // not started yet
         gauge("mainloop_socket_connections", []).record(control.connectionCount)
         advance("mainloop_socket_refused_total", [("reason", "peer")], to: control.refusedPeers)
         advance("mainloop_socket_refused_total", [("reason", "idle")], to: control.idleClosed)

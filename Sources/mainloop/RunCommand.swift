@@ -100,8 +100,8 @@ struct RunCommand: ParsableCommand {
         options.limits.maxValueBytes = maxValueBytes
         options.maxReplyBytes = maxReplyBytes
         let loop = try MainRunLoop()
-        // The signals are handled before the socket exists: a supervisor
-        // that sees the socket may send SIGTERM at once.
+        // Every signal is handled before the socket exists (it appears in
+        // service.start()): a supervisor that sees the socket may signal at once.
         var host: ServiceHost?
         var supervision: SystemdSupervision?
         let stop = {
