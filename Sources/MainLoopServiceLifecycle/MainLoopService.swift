@@ -54,7 +54,8 @@ public final class MainLoopService: Service, Sendable {
                 return ApplicationHandle(application)
             }
         } catch {
-            try? thread.stopAndJoin()  // the setUp error is the one to report
+            // The setUp error is the one to throw; a failure to stop is logged.
+            do { try thread.stopAndJoin() } catch let stopError { logger.error("stopping the loop after a failed setUp: \(stopError)") }
             throw error
         }
         logger.info("MainLoop application running", metadata: ["state": "\(launch)"])

@@ -41,7 +41,12 @@ nonisolated(unsafe) var delegates: [PrintingDelegate] = []
 
 var logger = Logger(label: "probe")
 logger.logLevel = .warning
+/// `setup-fails`: the application cannot be built; the group must fail with that error.
+struct SetupFailure: Error, CustomStringConvertible { var description: String { "the app could not be built" } }
+let setupFails = CommandLine.arguments.dropFirst().first == "setup-fails"
+
 let service = MainLoopService(logger: logger) { loop in
+    if setupFails { throw SetupFailure() }
     do {
         _ = try loop.addSignal(SIGTERM) { say("the loop took SIGTERM") }
         say("the loop took SIGTERM")

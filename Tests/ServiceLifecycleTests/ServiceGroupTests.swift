@@ -17,4 +17,12 @@ import TestSupport
         let order = ["didBecomeActive", "willTerminate", "group finished"].map { lines.firstIndex(of: $0) ?? -1 }
         #expect(order == order.sorted() && !order.contains(-1), "\(lines)")
     }
+
+    /// A setUp that throws stops the loop and fails the group with its error.
+    @Test func aFailingSetUpFailsTheGroupWithItsError() throws {
+        let result = try BuiltExecutable.run("ServiceGroupProbe", ["setup-fails"], timeout: 30)
+        #expect(result.status == 1, "stdout: \(result.output)\nstderr: \(result.error)")
+        #expect(result.output.contains("group failed") && result.output.contains("the app could not be built"), "\(result.output)")
+        #expect(!result.output.contains("didBecomeActive"))
+    }
 }

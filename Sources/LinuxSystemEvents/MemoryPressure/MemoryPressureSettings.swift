@@ -54,6 +54,8 @@ public struct MemoryPressureSettings: Equatable, Sendable {
     /// `/sys/fs/cgroup/<this process's cgroup>/memory.pressure` on a
     /// unified (v2) hierarchy, if it exists.
     static func cgroupPressureFile() -> String? {
+        // Unreadable (no /proc, or not Linux's): no cgroup file, and the
+        // caller falls back to /proc/pressure/memory or to not watching.
         guard let text = try? FileContents.text("/proc/self/cgroup") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("0::") {
             let file = "/sys/fs/cgroup" + line.dropFirst(3) + "/memory.pressure"
