@@ -239,9 +239,7 @@ extension HostileClientTests {
         for attempt in 0..<40 {
             let directory = TemporaryDirectory()
             let socket = directory.file("s.sock")
-            let pid = try spawnWithDefaultSignals(["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                                                   "--locale-file", directory.file("locale"),
-                                                   "--zone-file", directory.file("localtime")])
+            let pid = try spawnWithDefaultSignals(ServiceProcess.runArguments(in: directory))
             #expect(eventually { FileManager.default.fileExists(atPath: socket) })
             kill(pid, SIGTERM)
             usleep(UInt32(attempt % 10) * 1_000)

@@ -22,8 +22,7 @@ final class ServiceProcess {
          environment: [String: String] = [:], waitForSocket: Bool = true) throws {
         self.directory = directory
         socket = directory.file("s.sock")
-        let arguments = ["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                         "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")] + extraArguments
+        let arguments = Self.runArguments(in: directory) + extraArguments
         process.executableURL = URL(fileURLWithPath: prefix.first ?? BuiltTool.path)
         process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [BuiltTool.path] + arguments
         process.standardOutput = standardOutput
@@ -36,6 +35,13 @@ final class ServiceProcess {
             process.terminate()
             throw TestFailure( "the service did not create its socket")
         }
+    }
+
+    /// `run` with the socket, defaults, locale and zone files in `directory`
+    /// (the socket is `s.sock` there).
+    static func runArguments(in directory: TemporaryDirectory) -> [String] {
+        ["run", "--socket", directory.file("s.sock"), "--defaults-file", directory.file("d.json"),
+         "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
     }
 
     /// SIGTERM, then the exit status (or a signal's 128 + number).

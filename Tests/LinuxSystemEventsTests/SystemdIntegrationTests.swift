@@ -61,9 +61,7 @@ final class Locked<Value>: @unchecked Sendable {
     @Test func sighupReloadsInsteadOfEndingTheService() throws {
         let directory = TemporaryDirectory()
         let socket = directory.file("s.sock")
-        let pid = try spawnWithDefaultSignals(["run", "--socket", socket, "--defaults-file", directory.file("d.json"),
-                                               "--locale-file", directory.file("locale"),
-                                               "--zone-file", directory.file("localtime")])
+        let pid = try spawnWithDefaultSignals(ServiceProcess.runArguments(in: directory))
         #expect(eventually { FileManager.default.fileExists(atPath: socket) })
         #expect(eventually { (try? ControlClient.send(["query": "state"], to: socket))?["ok"] == .bool(true) })
         kill(pid, SIGHUP)
