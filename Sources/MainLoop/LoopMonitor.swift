@@ -52,8 +52,7 @@ public struct LoopHang: Sendable, CustomStringConvertible {
 
     /// "a timer callback has been running for 2.5 s" and the like.
     public var description: String {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rounded = (seconds * 1000).rounded() / 1000
+        let rounded = (elapsed.secondsDouble * 1000).rounded() / 1000
         return finished ? "a \(kind) callback ran for \(rounded) s"
                         : "a \(kind) callback has been running for \(rounded) s (the loop is blocked)"
     }
@@ -132,8 +131,10 @@ public final class LoopMonitor: @unchecked Sendable {
     /// How many callbacks ran longer than the threshold.
     public var hangs: UInt64 { hangCount.load(ordering: .relaxed) }
 
-    /// Runs one callback, measured. Loop thread only.
-    func measure(_ kind: LoopSourceKind, _ priority: LoopPriority, lateness: Duration = .zero, _ body: () -> Void) {
+    /// Runs one callback, measured. `deadline` (monotonic nanoseconds, real
+    /// clock only) gives a timer's lateness, from the same clock reading as
+    /// the start. Loop thread only.
+    func measure(_ kind: LoopSourceKind, _ priority: LoopPriority, deadline: Int64? = nil, _ body: () -> Void) {
         if depth > 0 {
             body()
             return
@@ -156,6 +157,7 @@ public final class LoopMonitor: @unchecked Sendable {
             hangCount.add(1, ordering: .relaxed)
             onHang(LoopHang(kind: kind, elapsed: elapsed, finished: true))
         }
+        let lateness = deadline.map { Duration.nanoseconds(start &- $0) } ?? .zero
         onDispatch?(LoopDispatch(kind: kind, priority: priority, duration: elapsed, lateness: lateness))
     }
 

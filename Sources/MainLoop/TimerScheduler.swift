@@ -145,8 +145,7 @@ final class TimerScheduler {
             timer.slot = -1
             core.workCounter &+= 1
             if let monitor = core.monitor {
-                let lateness = Duration.nanoseconds(LoopInstant.monotonicNow().nanoseconds &- first.deadline)
-                monitor.measure(.timer, .system, lateness: core.isDeterministic ? .zero : lateness) {
+                monitor.measure(.timer, .system, deadline: core.isDeterministic ? nil : first.deadline) {
                     timer.fire(now: current)
                 }
             } else {

@@ -63,9 +63,7 @@ public final class SystemdNotifier: Sendable {
 
     /// `RELOADING=1` with `MONOTONIC_USEC=` (required by `Type=notify-reload`).
     public func reloading(status: String) throws(MainLoopError) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let micros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        let micros = LoopInstant.monotonicNow().nanoseconds / 1000
         try send(["RELOADING=1", "MONOTONIC_USEC=\(micros)", "STATUS=\(Self.oneLine(status))"])
     }
 
