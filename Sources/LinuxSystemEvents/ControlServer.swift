@@ -239,11 +239,10 @@ public final class ControlServer {
     /// at once would spin. Stop watching it for the backoff, then resume.
     private func pauseAccepting(after error: Int32) {
         acceptFailures += 1
-        let (log, leftOut) = acceptLog.admit(at: loop.now)
-        if log {
+        if let note = acceptLog.admittedNote(at: loop.now) {
             logger.warning("""
                 control socket: accept failed: \(String(cString: strerror(error))); \
-                pausing accepts for \(acceptBackoff)\(LogRateLimit.leftOutNote(leftOut))
+                pausing accepts for \(acceptBackoff)\(note)
                 """)
         }
         guard let listenSource else { return }
@@ -311,9 +310,8 @@ public final class ControlServer {
             return handler(try JSONValue.parse(line))
         } catch {
             malformedRequests += 1
-            let (log, leftOut) = malformedLog.admit(at: loop.now)
-            if log {
-                logger.notice("control socket: malformed request: \(error)\(LogRateLimit.leftOutNote(leftOut))")
+            if let note = malformedLog.admittedNote(at: loop.now) {
+                logger.notice("control socket: malformed request: \(error)\(note)")
             }
             return EngineQueries.error("malformed JSON request: \(error)")
         }

@@ -36,6 +36,14 @@ public struct LogRateLimit {
         return (true, suppressed)
     }
 
+    /// ``admit(at:)`` for the usual caller: nil when the line is to be left
+    /// out, else the ``leftOutNote(_:)`` to append to it ("" when nothing
+    /// was left out): `if let note = limit.admittedNote(at: now) { log("…\(note)") }`.
+    public mutating func admittedNote(at now: LoopInstant) -> String? {
+        let (log, leftOut) = admit(at: now)
+        return log ? Self.leftOutNote(leftOut) : nil
+    }
+
     /// " (N similar lines left out)" when `count` lines were left out.
     public static func leftOutNote(_ count: Int) -> String {
         count == 0 ? "" : " (\(count) similar lines left out)"

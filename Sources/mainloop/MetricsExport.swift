@@ -43,8 +43,7 @@ final class MetricsExport {
         do {
             try AtomicFile.write(Self.registry.emitToString(), to: file, mode: 0o644)
         } catch {
-            let (log, leftOut) = failureLog.admit(at: loop.now)
-            if log { logger.error("metrics file \(file): \(error)\(LogRateLimit.leftOutNote(leftOut))") }
+            if let note = failureLog.admittedNote(at: loop.now) { logger.error("metrics file \(file): \(error)\(note)") }
         }
     }
 

@@ -117,9 +117,7 @@ struct RunCommand: ParsableCommand {
         var overflowLog = LogRateLimit()
         let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
             guard !output.write(line: JSONValue.object(observation).jsonText) else { return }
-            let (log, leftOut) = overflowLog.admit(at: loop.now)
-            if log {
-                let note = LogRateLimit.leftOutNote(leftOut)
+            if let note = overflowLog.admittedNote(at: loop.now) {
                 logger.warning("stdout is not being read fast enough: \(output.droppedLines) observations dropped so far\(note)")
             }
         }

@@ -107,8 +107,7 @@ public final class SystemdSupervision {
         do {
             try send(notifier)
         } catch {
-            let (log, leftOut) = failureLog.admit(at: host.loop.now)
-            if log { logger.warning("systemd notify: \(error)\(LogRateLimit.leftOutNote(leftOut))") }
+            if let note = failureLog.admittedNote(at: host.loop.now) { logger.warning("systemd notify: \(error)\(note)") }
         }
     }
 }

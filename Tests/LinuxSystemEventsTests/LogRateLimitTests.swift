@@ -1,0 +1,17 @@
+import LinuxSystemEvents
+import MainLoop
+import Testing
+
+/// The log rate limit every repeating log line goes through.
+@Suite struct LogRateLimitTests {
+    @Test func admitsABurstPerWindowThenSaysHowManyWereLeftOut() {
+        var limit = LogRateLimit(burst: 2, window: .seconds(10))
+        let start = LoopInstant(nanoseconds: 0)
+        #expect(limit.admittedNote(at: start) == "")
+        #expect(limit.admittedNote(at: start + .seconds(1)) == "")
+        #expect(limit.admittedNote(at: start + .seconds(2)) == nil)
+        #expect(limit.admittedNote(at: start + .seconds(3)) == nil)
+        #expect(limit.admittedNote(at: start + .seconds(11)) == " (2 similar lines left out)", "a new window")
+        #expect(limit.admittedNote(at: start + .seconds(12)) == "")
+    }
+}
