@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 /// A service manager's end of the notify protocol: a real `AF_UNIX`
-/// datagram socket bound to a path, collecting each datagram's fields.
+/// datagram socket bound to a path, or to an abstract name given as
+/// `@name` (as `$NOTIFY_SOCKET` writes it), collecting each datagram's fields.
 final class NotifyListener {
     let path: String
     private let fd: Int32
@@ -13,18 +14,21 @@ final class NotifyListener {
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8) + [0])
-        }
+        // An abstract name: a leading NUL, and the length counts the name exactly.
+        let abstract = path.hasPrefix("@")
+        let bytes = abstract ? [0] + Array(path.utf8.dropFirst()) : Array(path.utf8) + [0]
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = abstract ? socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
+                              : socklen_t(MemoryLayout<sockaddr_un>.size)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
         guard bound == 0 else { throw TestFailure("bind \(path): \(errno)") }
     }
 
     deinit {
         close(fd)
-        unlink(path)
+        if !path.hasPrefix("@") { unlink(path) }
     }
 
     /// The next datagram's lines, or nil after `timeout` seconds.
