@@ -107,8 +107,15 @@ final class Locked<Value>: @unchecked Sendable {
         let live = listener.collect(for: 0.5).filter { $0 == ["WATCHDOG=1"] }.count
         #expect(live >= 5, "pings every 50 ms from a live loop, got \(live) in 0.5 s")
 
-        try thread.loop.execute { usleep(1_200_000) }  // a callback that blocks the loop
-        usleep(100_000)
+        let blocking = DispatchSemaphore(value: 0)
+        try thread.loop.execute {  // a callback that blocks the loop
+            blocking.signal()
+            usleep(1_200_000)
+        }
+        blocking.wait()
+        // Pings sent before the block began are already queued on the
+        // socket (an AF_UNIX datagram is delivered by sendto): drop them.
+        _ = listener.collect(for: 0.05)
         let blocked = listener.collect(for: 0.9).filter { $0 == ["WATCHDOG=1"] }.count
         #expect(blocked == 0, "no ping while the loop is blocked, got \(blocked)")
         let ongoing = hangs.value
