@@ -75,6 +75,26 @@ public enum AtomicFile {
         }
     }
 
+    /// Removes the temporaries (`FILE.tmp-PID-N`) that writers of `path`
+    /// left behind when they died between creating and renaming them
+    /// (SIGKILL, a crash): those whose process is gone. A live writer's
+    /// temporary is never touched. Call it before writing (a writer that
+    /// holds a lock shared by every writer of `path` calls it under the lock).
+    public static func removeTemporariesOfDeadWriters(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let entries = opendir(directory) else { return }
+        defer { closedir(entries) }
+        let prefix = name + ".tmp-"
+        while let entry = readdir(entries) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasPrefix(prefix), let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0
+            else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + file) }
+        }
+    }
+
     /// Atomically replaces `path` with the UTF-8 of `text`.
     public static func write(_ text: String, to path: String, mode: mode_t = 0o600) throws(WriteError) {
         try write(Array(text.utf8), to: path, mode: mode)

@@ -107,7 +107,7 @@ final class ControlConnection {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let server else { return close(reason: nil) }
             lastActivity = loop.now
-            reply(server.respond(to: String(decoding: line, as: UTF8.self)))
+            reply(server.respond(to: line))
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
             rejectOversize()

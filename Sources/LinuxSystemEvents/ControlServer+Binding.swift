@@ -7,6 +7,12 @@ struct FileIdentity: Equatable {
     let device: UInt64
     let inode: UInt64
 
+    /// The identity of a (device, inode) pair.
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
     /// The identity of what `path` names (not following a final symlink).
     init?(path: String) {
         var status = stat()
@@ -22,6 +28,48 @@ struct FileIdentity: Equatable {
 }
 
 extension ControlServer {
+    /// Claims `path` for this process's life: an exclusive `flock` on
+    /// `PATH.lock` beside it, held by the returned descriptor. Two servers
+    /// started at the same moment on one path both used to pass the
+    /// liveness probe and both rename a socket into place (the loser kept
+    /// running, unreachable); now the second one fails here. The lock file
+    /// is removed at stop while still locked; a claim that locked a file
+    /// someone removed meanwhile (it no longer is the one at the path)
+    /// tries again.
+    static func claimPath(_ path: String) throws(MainLoopError) -> Int32 {
+        let lockPath = path + ".lock"
+        for _ in 0..<8 {
+            let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw .system(operation: "opening the lock file \(lockPath)", errno: errno) }
+            var result: Int32
+            repeat { result = flock(fd, LOCK_EX | LOCK_NB) } while result != 0 && errno == EINTR
+            guard result == 0 else {
+                let code = errno
+                close(fd)
+                if code == EWOULDBLOCK {
+                    throw .system(operation: "another process holds \(lockPath) and serves \(path); refusing to take over",
+                                  errno: EADDRINUSE)
+                }
+                throw .system(operation: "locking \(lockPath)", errno: code)
+            }
+            var locked = stat()
+            fstat(fd, &locked)
+            if let current = FileIdentity(path: lockPath),
+               current == FileIdentity(device: UInt64(locked.st_dev), inode: UInt64(locked.st_ino)) {
+                return fd
+            }
+            close(fd)  // a stopping server removed it after we opened it
+        }
+        throw .system(operation: "claiming \(lockPath): it keeps being replaced", errno: EAGAIN)
+    }
+
+    /// Releases a claim of ``claimPath(_:)``: removes the lock file (still
+    /// holding it, so nobody can have locked it) and closes it.
+    static func releaseClaim(_ fd: Int32, of path: String) {
+        unlink(path + ".lock")
+        close(fd)
+    }
+
     /// Refuses to replace anything at `path` but a stale socket: a socket
     /// that accepts a connection belongs to a live process, and a file of
     /// another kind is not ours to remove. A stale socket is left for the
@@ -49,7 +97,8 @@ extension ControlServer {
     /// into place (atomic, replacing a stale socket).
     static func bindThroughPrivateDirectory(_ fd: Int32, at path: String, mode: mode_t) throws(MainLoopError) -> FileIdentity {
         let (parent, _) = FileWatcher.split(path)
-        var template = Array("\(parent)/.mlXXXXXX".utf8CString)
+        removeStagingOfDeadServers(in: parent)
+        var template = Array("\(parent)/\(stagingPrefix)\(String(getpid(), radix: 16))-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else {
             throw .system(operation: "creating a private directory in \(parent)", errno: errno)
         }
@@ -75,5 +124,28 @@ extension ControlServer {
             throw error
         }
         return identity
+    }
+
+    /// Staging directories are `.ml<pid in hex>-XXXXXX`, so one that a
+    /// killed server left behind can be told from a live server's.
+    static let stagingPrefix = ".ml"
+
+    /// Removes the staging directories (and a socket in one) left in
+    /// `parent` by servers that died between creating and removing them
+    /// (SIGKILL): ours, named for a process that is gone.
+    static func removeStagingOfDeadServers(in parent: String) {
+        guard let entries = opendir(parent) else { return }
+        defer { closedir(entries) }
+        while let entry = readdir(entries) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(stagingPrefix), let dash = name.firstIndex(of: "-"),
+                  let pid = Int32(name[name.index(name.startIndex, offsetBy: stagingPrefix.count)..<dash], radix: 16),
+                  pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let directory = parent + "/" + name
+            var status = stat()
+            guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { continue }
+            unlink(directory + "/s")
+            rmdir(directory)
+        }
     }
 }

@@ -45,12 +45,19 @@ public final class ControlServer {
     private var acceptResume: LoopTimer?
     private var acceptLog = LogRateLimit()
     private var malformedLog = LogRateLimit()
+    /// Per-connection lines (refused peers, closes): a client can cause
+    /// them at loop speed, so they are rate-limited.
+    private let refusalLog: RateLimitedLog
+    private let closeLog: RateLimitedLog
     private let loop: MainRunLoop
     private let listenFD: Int32
     /// The socket file this server created (device, inode): only that file
     /// is unlinked at stop, never another server's that took the path since.
     /// Nil for an adopted socket, whose file is its maker's.
     private let socketIdentity: FileIdentity?
+    /// The lock on `PATH.lock` that claims the path (``claimPath(_:)``),
+    /// held until stop; nil for an adopted socket (its maker owns the path).
+    private var claim: Int32?
     private var listenSource: FileDescriptorSource?
     private var connections: [Int32: ControlConnection] = [:]
     private let allowedUIDs: Set<uid_t>
@@ -82,17 +89,24 @@ public final class ControlServer {
                             maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
                             idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),
                             logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
-        try Self.refuseLiveOrForeignFile(at: path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .system(operation: "socket(AF_UNIX)", errno: errno) }
+        let claim = try Self.claimPath(path)
+        let fd: Int32
         let identity: FileIdentity
-        do {
-            identity = try Self.bindThroughPrivateDirectory(fd, at: path, mode: mode)
+        do throws(MainLoopError) {
+            try Self.refuseLiveOrForeignFile(at: path)
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw MainLoopError.system(operation: "socket(AF_UNIX)", errno: errno) }
+            do {
+                identity = try Self.bindThroughPrivateDirectory(fd, at: path, mode: mode)
+            } catch {
+                close(fd)
+                throw error
+            }
         } catch {
-            close(fd)
+            Self.releaseClaim(claim, of: path)
             throw error
         }
-        try self.init(loop: loop, listening: fd, path: path, identity: identity, maxLineBytes: maxLineBytes,
+        try self.init(loop: loop, listening: fd, path: path, identity: identity, claim: claim, maxLineBytes: maxLineBytes,
                       maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
                       idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
     }
@@ -114,13 +128,13 @@ public final class ControlServer {
               fcntl(fileDescriptor, F_SETFD, FD_CLOEXEC) == 0 else {
             throw .system(operation: "fcntl on the inherited socket \(fileDescriptor)", errno: errno)
         }
-        try self.init(loop: loop, listening: fileDescriptor, path: path, identity: nil, maxLineBytes: maxLineBytes,
+        try self.init(loop: loop, listening: fileDescriptor, path: path, identity: nil, claim: nil, maxLineBytes: maxLineBytes,
                       maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
                       idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
     }
 
     /// Starts accepting on `listenFD`, which it now owns.
-    private init(loop: MainRunLoop, listening listenFD: Int32, path: String, identity: FileIdentity?,
+    private init(loop: MainRunLoop, listening listenFD: Int32, path: String, identity: FileIdentity?, claim: Int32?,
                  maxLineBytes: Int, maxConnections: Int, maxPendingReplyBytes: Int,
                  idleTimeout: Duration, evictionGrace: Duration,
                  logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
@@ -132,9 +146,12 @@ public final class ControlServer {
         self.idleTimeout = max(.milliseconds(1), idleTimeout)
         self.evictionGrace = max(.zero, evictionGrace)
         self.logger = logger
+        refusalLog = RateLimitedLog(logger: logger, loop: loop)
+        closeLog = RateLimitedLog(logger: logger, loop: loop)
         self.handler = handler
         self.listenFD = listenFD
         self.socketIdentity = identity
+        self.claim = claim
         allowedUIDs = [geteuid(), 0]
         do {
             listenSource = try loop.addFileDescriptor(listenFD, interest: .read, priority: .input, owner: self) { server, _ in
@@ -144,6 +161,7 @@ public final class ControlServer {
             // Not serving after all: the socket must not stay behind.
             close(listenFD)
             identity?.unlinkIfStill(at: path)
+            if let claim { Self.releaseClaim(claim, of: path) }
             throw error
         }
     }
@@ -157,7 +175,7 @@ public final class ControlServer {
         // Released without stop(), perhaps on another thread: stop on the loop.
         let resources = (source: listenSource, fd: listenFD, path: path, identity: socketIdentity,
                          connections: Array(connections.values), sweep: idleSweep,
-                         resume: acceptResume)
+                         resume: acceptResume, claim: claim)
         loop.releaseOnLoop(resources) { resources in
             _ = resources.sweep?.cancel()
             _ = resources.resume?.cancel()
@@ -165,6 +183,7 @@ public final class ControlServer {
             resources.source.removeIfNeeded()
             close(resources.fd)
             resources.identity?.unlinkIfStill(at: resources.path)
+            if let claim = resources.claim { ControlServer.releaseClaim(claim, of: resources.path) }
         }
     }
 
@@ -178,6 +197,8 @@ public final class ControlServer {
         self.listenSource = nil
         close(listenFD)
         socketIdentity?.unlinkIfStill(at: path)
+        if let claim { Self.releaseClaim(claim, of: path) }
+        claim = nil
     }
 
     /// How many clients are connected.
@@ -211,7 +232,7 @@ public final class ControlServer {
         }
         guard allowedUIDs.contains(credentials.uid) else {
             refusedPeers += 1
-            logger.warning("control socket: refused a connection from uid \(credentials.uid) (pid \(credentials.pid))")
+            refusalLog.log(.warning, "control socket: refused a connection from uid \(credentials.uid) (pid \(credentials.pid))")
             refuse(fd, "permission denied: uid \(credentials.uid) may not control this service")
             return
         }
@@ -301,20 +322,30 @@ public final class ControlServer {
 
     func connectionClosed(_ connection: ControlConnection, reason: String?) {
         connections[connection.fd] = nil
-        if let reason { logger.info("control connection closed: \(reason)") }
+        if let reason { closeLog.log(.info, "control connection closed: \(reason)") }
     }
 
-    /// Parses one request line and returns the reply.
-    func respond(to line: String) -> JSONObject {
-        do {
-            return handler(try JSONValue.parse(line))
-        } catch {
-            malformedRequests += 1
-            if let note = malformedLog.admittedNote(at: loop.now) {
-                logger.notice("control socket: malformed request: \(error)\(note)")
-            }
-            return EngineQueries.error("malformed JSON request: \(error)")
+    /// Parses one request line and returns the reply. A line that is not
+    /// valid UTF-8 is refused whole: decoded lossily, two different ids
+    /// (`a\xff`, `a\xfe`) would become the same one (`a\u{FFFD}`).
+    func respond(to line: [UInt8]) -> JSONObject {
+        guard let text = String(validating: line, as: UTF8.self) else {
+            return malformed("the request is not valid UTF-8")
         }
+        do {
+            return handler(try JSONValue.parse(text))
+        } catch {
+            return malformed("malformed JSON request: \(error)")
+        }
+    }
+
+    /// Counts, logs (rate-limited) and answers a request that cannot be read.
+    private func malformed(_ problem: String) -> JSONObject {
+        malformedRequests += 1
+        if let note = malformedLog.admittedNote(at: loop.now) {
+            logger.notice("control socket: malformed request: \(problem)\(note)")
+        }
+        return EngineQueries.error(problem)
     }
 }
 

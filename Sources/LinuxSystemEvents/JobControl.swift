@@ -24,6 +24,8 @@ public final class JobControl {
     public private(set) var sentHomeByStop = false
     private let host: ServiceHost
     private let logger: Logger
+    /// Any process of the user can send these signals at any rate.
+    private let signalLog: RateLimitedLog
     private let stopProcess: () -> Void
     private var sources: [SignalSource] = []
 
@@ -37,6 +39,7 @@ public final class JobControl {
                 stopProcess: @escaping () -> Void = { kill(getpid(), SIGSTOP) }) throws(MainLoopError) {
         self.host = host
         self.logger = logger
+        signalLog = RateLimitedLog(logger: logger, loop: host.loop)
         self.stopProcess = stopProcess
         sources.append(try host.loop.addSignal(SIGTSTP) { [weak self] in self?.stopRequested() })
         sources.append(try host.loop.addSignal(SIGCONT) { [weak self] in self?.continued() })
@@ -57,13 +60,13 @@ public final class JobControl {
                 try application.perform(.home)
                 sentHomeByStop = true
             } catch {
-                logger.error("SIGTSTP: cannot send the app home: \(error)")
+                signalLog.log(.error, "SIGTSTP: cannot send the app home: \(error)")
             }
         }
         if application.state == .background {
-            logger.notice("SIGTSTP: the app has background work open; it is stopped with the process, not suspended")
+            signalLog.log(.notice, "SIGTSTP: the app has background work open; it is stopped with the process, not suspended")
         }
-        logger.info("stopped by SIGTSTP (app \(application.state.rawValue)); continue with SIGCONT (fg)")
+        signalLog.log(.info, "stopped by SIGTSTP (app \(application.state.rawValue)); continue with SIGCONT (fg)")
         stopProcess()
     }
 
@@ -76,10 +79,10 @@ public final class JobControl {
                 do {
                     try application.perform(.foreground)
                 } catch {
-                    logger.error("SIGCONT: cannot bring the app to the foreground: \(error)")
+                    signalLog.log(.error, "SIGCONT: cannot bring the app to the foreground: \(error)")
                 }
             }
         }
-        logger.info("continued (app \(application.state.rawValue))")
+        signalLog.log(.info, "continued (app \(application.state.rawValue))")
     }
 }

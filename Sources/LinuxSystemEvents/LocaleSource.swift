@@ -10,6 +10,12 @@ import SystemNotifications
 /// When the file names no locale, the process's `LC_ALL`/`LANG` at start
 /// are used. `fr_FR.UTF-8@euro` becomes the identifier `fr_FR`; the POSIX
 /// locales `C` and `POSIX` become `en_US_POSIX`, as on Apple platforms.
+///
+/// The file is read only when it is a regular file of at most
+/// ``maxFileBytes`` (see ``/AppLifecycle/FileContents/regularFileBytes(_:maxBytes:)``):
+/// replaced by a FIFO, a device, a directory or a huge file, it is
+/// reported through `onProblem` and the last good identifier stays. A file
+/// that is removed, or names no locale, means the process's own locale.
 /// Loop thread only; may be released on any thread (it stops watching on the loop).
 public final class LocaleSource {
     /// The file watched.
@@ -18,15 +24,32 @@ public final class LocaleSource {
     public private(set) var identifier: String
     private let fallback: String
     private let post: (SystemEvent) -> Void
+    private let onProblem: (FileContents.RefusalReason) -> Void
+    /// The largest locale file read (a real one is a few lines).
+    public static let maxFileBytes = 64 * 1024
     private let watcher: FileWatcher
     private var watch: FileWatcher.Token?
 
+    /// - Parameters:
+    ///   - path: the locale file.
+    ///   - watcher: watches it.
+    ///   - onProblem: a file that is there but was not read (not a regular
+    ///     file, too large, unreadable); the last good identifier stays.
+    ///     Called on every re-read that finds it so: rate-limit what you log.
+    ///   - post: receives `locale` events on the loop thread.
     public init(path: String = "/etc/default/locale", watcher: FileWatcher,
+                onProblem: @escaping (FileContents.RefusalReason) -> Void = { _ in },
                 post: @escaping (SystemEvent) -> Void) throws(MainLoopError) {
         self.path = path
         self.post = post
+        self.onProblem = onProblem
         fallback = Self.identifier(fromEnvironmentValue: ProcessEnvironment.value("LC_ALL") ?? ProcessEnvironment.value("LANG") ?? "C")
-        identifier = Self.read(path) ?? fallback
+        switch Self.read(path) {
+        case .success(let named): identifier = named ?? fallback
+        case .failure(let problem):
+            identifier = fallback
+            onProblem(problem)
+        }
         self.watcher = watcher
         watch = try watcher.watch(path) { [weak self] in self?.reload() }
     }
@@ -38,15 +61,30 @@ public final class LocaleSource {
 
     /// Re-reads the file and posts the identifier if it changed.
     public func reload() {
-        let current = Self.read(path) ?? fallback
+        let current: String
+        switch Self.read(path) {
+        case .success(let named): current = named ?? fallback
+        case .failure(let problem): return onProblem(problem)
+        }
         guard current != identifier else { return }
         identifier = current
         post(.locale(current))
     }
 
-    /// The identifier a locale file names (LC_ALL over LANG), or nil.
-    static func read(_ path: String) -> String? {
-        guard let text = try? FileContents.text(path) else { return nil }
+    /// The identifier a locale file names (LC_ALL over LANG), nil when it
+    /// names none or is absent, or why it was not read.
+    static func read(_ path: String) -> Result<String?, FileContents.RefusalReason> {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileContents.regularFileBytes(path, maxBytes: maxFileBytes)
+        } catch {
+            return error.isMissing ? .success(nil) : .failure(error)
+        }
+        return .success(identifier(inLocaleFile: String(decoding: bytes, as: UTF8.self)))
+    }
+
+    /// The identifier the text of a locale file names (LC_ALL over LANG), or nil.
+    static func identifier(inLocaleFile text: String) -> String? {
         var values: [String: String] = [:]
         for line in text.split(whereSeparator: \.isNewline) {
             let trimmed = line.drop { $0 == " " || $0 == "\t" }

@@ -36,6 +36,11 @@ public final class ServiceHost {
     /// Set by the first ``shutdown()``: later calls do nothing.
     private var isShutDown = false
     private let wallClock: SystemWallClock
+    /// Events the center refused (over a limit, malformed): a file or a
+    /// client can produce them at any rate, so the log is rate-limited.
+    private let refusedEventLog: RateLimitedLog
+    /// Watched files that cannot be read or watched now.
+    private let sourceProblemLog: RateLimitedLog
 
     /// Builds the service (the sources), not yet serving or launched:
     /// ``start()`` opens the socket and launches the app.
@@ -56,16 +61,23 @@ public final class ServiceHost {
         } else {
             defaults = try UserDefaultsStore(domain: options.domain)
         }
+        defaults.maxFileBytes = options.maxDefaultsFileBytes
         let center = self.center
+        let refusedEventLog = RateLimitedLog(logger: logger, loop: loop)
+        let sourceProblemLog = RateLimitedLog(logger: logger, loop: loop)
+        self.refusedEventLog = refusedEventLog
+        self.sourceProblemLog = sourceProblemLog
         let post: (SystemEvent) -> Void = { event in
-            do { try center.post(event) } catch { logger.error("cannot post \(event.kind): \(error)") }
+            do { try center.post(event) } catch { refusedEventLog.log(.error, "cannot post \(event.kind): \(error)") }
         }
         timeSource = try SignificantTimeChangeSource(loop: loop, clock: wallClock, watcher: watcher,
                                                      zoneFiles: options.zoneFiles, detectClockSet: options.detectClockSet,
-                                                     post: post)
-        localeSource = try LocaleSource(path: options.localeFile, watcher: watcher, post: post)
+                                                     onProblem: { sourceProblemLog.log(.warning, $0) }, post: post)
+        localeSource = try LocaleSource(path: options.localeFile, watcher: watcher,
+                                        onProblem: { sourceProblemLog.log(.warning, "locale: \($0); keeping the last locale read") },
+                                        post: post)
         defaultsMonitor = try UserDefaultsMonitor(store: defaults, watcher: watcher, post: post) { error in
-            logger.error("\(error)")
+            sourceProblemLog.log(.error, "\(error)")
         }
     }
 
@@ -80,8 +92,16 @@ public final class ServiceHost {
     ///   or on a second call.
     public func start() throws {
         guard control == nil else { throw MainLoopError.system(operation: "ServiceHost.start called twice", errno: EALREADY) }
-        try center.setInitialValue(.locale(localeSource.identifier))
-        for event in defaultsMonitor.initialEvents { try center.setInitialValue(event) }
+        // What other processes left in the files may be over the limits: such
+        // a value is refused and counted exactly as at run time, and the
+        // service starts with the rest.
+        for event in [.locale(localeSource.identifier)] + defaultsMonitor.initialEvents {
+            do {
+                try center.setInitialValue(event)
+            } catch {
+                refusedEventLog.log(.error, "initial \(event.kind) value refused: \(error)")
+            }
+        }
         // Weak: a host released on another thread is gone before its
         // server's cleanup runs on the loop; a request in between is refused.
         let handler: (JSONValue) -> JSONObject = { [weak self] request in

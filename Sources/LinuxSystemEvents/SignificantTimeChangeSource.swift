@@ -15,12 +15,17 @@ import SystemNotifications
 ///
 /// Each is re-armed after it fires; a clock set or zone change re-arms the
 /// midnight and DST timers too, since both are wall-clock instants. The
-/// wall clock is injectable for deterministic tests. Loop thread only; may be
+/// wall clock is injectable for deterministic tests.
+///
+/// A zone file that cannot be read now (replaced by a FIFO, a device or a
+/// huge file) is reported through `onProblem` and the last good zone stays,
+/// so nothing is posted until it reads again. Loop thread only; may be
 /// released on any thread (its cleanup runs on the loop).
 public final class SignificantTimeChangeSource {
     private let loop: MainRunLoop
     private let clock: any WallClock
     private let post: (SystemEvent) -> Void
+    private let onProblem: (String) -> Void
     private var midnightTimer: LoopTimer!
     private var daylightSavingTimer: LoopTimer!
     private var clockSetFD: Int32 = -1
@@ -36,14 +41,24 @@ public final class SignificantTimeChangeSource {
     ///   - zoneFiles: the files whose change means a zone change.
     ///   - watcher: watches the zone files (`zoneFiles`); nil to skip.
     ///   - detectClockSet: watch for CLOCK_REALTIME being set (real clock only).
+    ///   - onProblem: what this source could not do (a zone file it cannot
+    ///     read or watch, a clock-set timer it cannot re-arm); it goes on
+    ///     with what it has. May repeat: rate-limit what you log.
     ///   - post: receives each event on the loop thread.
     public init(loop: MainRunLoop, clock: any WallClock, watcher: FileWatcher?,
                 zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"], detectClockSet: Bool = true,
+                onProblem: @escaping (String) -> Void = { _ in },
                 post: @escaping (SystemEvent) -> Void) throws(MainLoopError) {
         self.loop = loop
         self.clock = clock
         self.post = post
-        zoneIdentity = clock.zoneIdentity()
+        self.onProblem = onProblem
+        switch clock.readZoneIdentity() {
+        case .success(let identity): zoneIdentity = identity
+        case .failure(let problem):
+            zoneIdentity = clock.zoneIdentity()
+            onProblem("time zone: \(problem); keeping the zone the C library has")
+        }
         self.watcher = watcher
         // Weak captures: the source may be released on another thread, and
         // what fires before its cleanup runs on the loop then finds nobody.
@@ -59,9 +74,12 @@ public final class SignificantTimeChangeSource {
         }
         if let watcher {
             for file in zoneFiles {
-                // A missing directory only means that file cannot change here.
-                if let token = try? watcher.watch(file, handler: { [weak self] in self?.checkTimeZone() }) {
-                    zoneWatches.append(token)
+                do {
+                    zoneWatches.append(try watcher.watch(file) { [weak self] in self?.checkTimeZone() })
+                } catch {
+                    // A missing directory only means that file cannot change
+                    // here; the zone is still checked at a reload or a wake.
+                    onProblem("time zone: not watching \(file): \(error)")
                 }
             }
         }
@@ -86,7 +104,12 @@ public final class SignificantTimeChangeSource {
     /// Re-reads the zone (TZ and zone files) and posts `timeZone` if it
     /// changed. Called on zone file changes; call it after changing TZ.
     public func checkTimeZone() {
-        let identity = clock.zoneIdentity()
+        let identity: String
+        switch clock.readZoneIdentity() {
+        case .success(let read): identity = read
+        case .failure(let problem):
+            return onProblem("time zone: \(problem); keeping the last zone read")
+        }
         guard identity != zoneIdentity else { return }
         zoneIdentity = identity
         post(.significantTimeChange(.timeZone))
@@ -150,7 +173,13 @@ public final class SignificantTimeChangeSource {
         var expirations: UInt64 = 0
         let result = read(clockSetFD, &expirations, 8)
         guard result < 0, errno == ECANCELED else { return }
-        try? armClockSetTimer()
+        do {
+            try armClockSetTimer()
+        } catch {
+            // Without the timer armed no later clock set is seen: say so
+            // (this one is still posted).
+            onProblem("clock set: \(error); later clock sets are noticed only at a reload")
+        }
         post(.significantTimeChange(.clockSet))
         armMidnight()
         armDaylightSaving()

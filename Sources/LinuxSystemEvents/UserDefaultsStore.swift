@@ -13,9 +13,17 @@ import MainLoopJSON
 /// corrupt file makes every call throw ``UserDefaultsError/corrupt(path:reason:)``
 /// and is never overwritten. Changes made by any process are noticed by
 /// ``UserDefaultsMonitor``.
+///
+/// The file is read only when it is a regular file of at most
+/// ``maxFileBytes`` (another process may replace it with a FIFO, a device
+/// or a huge file); otherwise every call throws
+/// ``UserDefaultsError/notRead(_:)`` and nothing is written over it.
 public final class UserDefaultsStore {
     /// The JSON file.
     public let path: String
+    /// The largest file read, in bytes (8 MiB by default: the service's
+    /// default limits allow 1,024 keys of 16 KiB values).
+    public var maxFileBytes = 8 << 20
 
     /// A store backed by `path`.
     public init(path: String) { self.path = path }
@@ -29,7 +37,10 @@ public final class UserDefaultsStore {
     public static func defaultPath(domain: String) throws(UserDefaultsError) -> String {
         let allowed = domain.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }
         guard !domain.isEmpty, allowed, domain != ".", domain != ".." else { throw .invalidDomain(domain) }
-        let base = ProcessEnvironment.value("XDG_CONFIG_HOME") ?? ((ProcessEnvironment.value("HOME") ?? "/root") + "/.config")
+        // The XDG base directory spec: a relative XDG_CONFIG_HOME is invalid
+        // and ignored (it would depend on the working directory).
+        let configured = ProcessEnvironment.value("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let base = configured ?? ((ProcessEnvironment.value("HOME") ?? "/root") + "/.config")
         return "\(base)/mainloop/\(domain).json"
     }
 
@@ -40,10 +51,11 @@ public final class UserDefaultsStore {
     public func dictionary() throws(UserDefaultsError) -> JSONObject {
         let bytes: [UInt8]
         do {
-            bytes = try FileContents.bytes(path)
+            bytes = try FileContents.regularFileBytes(path, maxBytes: maxFileBytes)
         } catch {
-            if error.code == ENOENT { return JSONObject() }
-            throw .io(error.description)
+            if error.isMissing { return JSONObject() }
+            if case .unreadable(let failure) = error { throw .io(failure.description) }
+            throw .notRead(error)
         }
         // Strict: a lossy decode (U+FFFD) would be written back on the next
         // change and lose what the file said.
@@ -111,7 +123,7 @@ public final class UserDefaultsStore {
         if exists && status.st_mode & S_IFMT == S_IFLNK {
             throw .io("\(path) is a symlink; refusing to replace it with a file (write to its target instead)")
         }
-        removeTemporariesOfDeadWriters()
+        AtomicFile.removeTemporariesOfDeadWriters(of: path)
         do {
             try AtomicFile.write(Array((JSONValue.object(object).jsonText + "\n").utf8), to: path,
                                  mode: exists ? status.st_mode & 0o7777 : 0o600,
@@ -121,25 +133,13 @@ public final class UserDefaultsStore {
         }
     }
 
-    /// Removes `FILE.tmp-PID-N` files whose writer process is gone (killed
-    /// between creating and renaming its temporary). Runs under the lock.
-    private func removeTemporariesOfDeadWriters() {
-        let (directory, name) = FileWatcher.split(path)
-        guard let entries = opendir(directory) else { return }
-        defer { closedir(entries) }
-        let prefix = name + ".tmp-"
-        while let entry = readdir(entries) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard file.hasPrefix(prefix), let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + file) }
-        }
-    }
-
-    /// Creates the file's directory (and parents) if missing.
+    /// Creates the file's directory (and parents) if missing; a relative
+    /// path's under the working directory.
     func createParentDirectories() throws(UserDefaultsError) {
-        var prefix = ""
+        var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/").dropLast() {
-            prefix += "/" + component
+            prefix += component
+            defer { prefix += "/" }
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                 throw .io("cannot create \(prefix): \(String(cString: strerror(errno)))")
             }

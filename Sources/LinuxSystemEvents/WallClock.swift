@@ -1,3 +1,4 @@
+import AppLifecycle
 import Glibc
 
 /// The wall clock and local time zone the time sources consult. The
@@ -13,13 +14,30 @@ public protocol WallClock: AnyObject {
     func nextDaylightSavingTransition(after time: Double) -> Double?
     /// Something that identifies the current zone (changes when it changes).
     func zoneIdentity() -> String
+    /// ``zoneIdentity()``, or why the zone could not be read now (a zone
+    /// file replaced by a FIFO, a device or a huge file): the caller keeps
+    /// the identity it had.
+    func readZoneIdentity() -> Result<String, FileContents.RefusalReason>
+}
+
+extension WallClock {
+    /// A clock whose zone can always be read.
+    public func readZoneIdentity() -> Result<String, FileContents.RefusalReason> { .success(zoneIdentity()) }
 }
 
 /// The real clock: CLOCK_REALTIME and the C library's idea of the local
 /// zone (TZ, else /etc/localtime), refreshed with `tzset()`.
+///
+/// Zone files belong to other processes and may be replaced by anything:
+/// `tzset()` would block the loop opening a FIFO, so it runs only when the
+/// file it reads is absent or a regular file of at most ``maxZoneFileBytes``
+/// (otherwise the C library keeps the zone it has), and the content digest
+/// reads only such a file.
 public final class SystemWallClock: WallClock {
     /// The zone file consulted when TZ is unset.
     public let localtimePath: String
+    /// The largest zone file read (real TZif files are a few KiB).
+    public static let maxZoneFileBytes = 1 << 20
 
     public init(localtimePath: String = "/etc/localtime") {
         self.localtimePath = localtimePath
@@ -32,7 +50,7 @@ public final class SystemWallClock: WallClock {
     }
 
     public func nextLocalMidnight(after time: Double) -> Double {
-        tzset()
+        _ = Self.refreshZone()
         var seconds = time_t(time.rounded(.down))
         var local = tm()
         localtime_r(&seconds, &local)
@@ -45,7 +63,7 @@ public final class SystemWallClock: WallClock {
     }
 
     public func nextDaylightSavingTransition(after time: Double) -> Double? {
-        tzset()
+        _ = Self.refreshZone()
         func signature(_ t: Int) -> (Int, Int32) {
             var seconds = time_t(t)
             var local = tm()
@@ -72,27 +90,64 @@ public final class SystemWallClock: WallClock {
     }
 
     public func zoneIdentity() -> String {
-        tzset()
+        switch readZoneIdentity() {
+        case .success(let identity): identity
+        case .failure(let problem): "unreadable: \(problem)"
+        }
+    }
+
+    public func readZoneIdentity() -> Result<String, FileContents.RefusalReason> {
+        if let problem = Self.refreshZone() { return .failure(problem) }
         let tz = getenv("TZ").map { String(cString: $0) } ?? "(unset)"
         var target = [CChar](repeating: 0, count: 4096)
         let length = readlink(localtimePath, &target, target.count - 1)
         let link = length > 0 ? String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        return "TZ=\(tz) localtime=\(link) content=\(Self.contentDigest(localtimePath))"
+        let digest: String
+        do {
+            digest = Self.digest(try FileContents.regularFileBytes(localtimePath, maxBytes: Self.maxZoneFileBytes))
+        } catch {
+            guard error.isMissing else { return .failure(error) }
+            digest = "none"
+        }
+        return .success("TZ=\(tz) localtime=\(link) content=\(digest)")
     }
 
-    /// A cheap digest (FNV-1a) of a file, so a zone file replaced in place
-    /// (not just relinked) is noticed too.
-    static func contentDigest(_ path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "none" }
-        defer { close(fd) }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            guard count > 0 else { break }
-            for byte in buffer[0..<count] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    /// The file the C library's `tzset()` reads: TZ's file (`:PATH`, a
+    /// path, or a name under `$TZDIR` or /usr/share/zoneinfo), else
+    /// /etc/localtime; nil for an empty TZ (UTC).
+    static func cLibraryZoneFile() -> String? {
+        guard let raw = getenv("TZ") else { return "/etc/localtime" }
+        var name = String(cString: raw)
+        if name.hasPrefix(":") { name.removeFirst() }
+        if name.isEmpty { return nil }
+        if name.hasPrefix("/") { return name }
+        return (getenv("TZDIR").map { String(cString: $0) } ?? "/usr/share/zoneinfo") + "/" + name
+    }
+
+    /// `tzset()` unless the file it would read is there and is not a
+    /// regular file of a sane size (then the zone stays as it was, and the
+    /// reason is returned).
+    static func refreshZone() -> FileContents.RefusalReason? {
+        if let file = cLibraryZoneFile() {
+            var status = stat()
+            if stat(file, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFREG else {
+                    return .notRegularFile(path: file, kind: FileContents.kindName(status.st_mode))
+                }
+                guard status.st_size <= maxZoneFileBytes else {
+                    return .tooLarge(path: file, bytes: Int(status.st_size), limit: maxZoneFileBytes)
+                }
+            }
         }
+        tzset()
+        return nil
+    }
+
+    /// A cheap digest (FNV-1a) of a file's bytes, so a zone file replaced
+    /// in place (not just relinked) is noticed too.
+    static func digest(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(hash, radix: 16)
     }
 }

@@ -43,9 +43,11 @@ public enum DecimalSeconds {
         }
         // value = digits × 10^(exponent - fractionDigits) seconds
         //       = digits × 10^shift nanoseconds
+        // Leading zeros dropped in one step (removing them one at a time
+        // was quadratic: 800,000 zeros took seconds).
+        guard let firstSignificant = digits.firstIndex(where: { $0 != 0 }) else { return 0 }
+        digits.removeSubrange(..<firstSignificant)
         let shift = exponent - fractionDigits + 9
-        while digits.count > 1, digits.first == 0 { digits.removeFirst() }
-        if digits == [0] { return 0 }
         var magnitude: Int64 = 0
         func push(_ digit: UInt8) -> Bool {
             let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)

@@ -5,6 +5,10 @@ private let timerTrampoline: event_callback_fn = { _, _, context in
     Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue().timerFDReadable()
 }
 
+private let yieldTrampoline: event_callback_fn = { _, _, context in
+    Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue().fireDueTimers()
+}
+
 /// The loop's timers: a ``TimerHeap`` of plain entries, the timer objects by
 /// slot (held while scheduled, so a scheduled timer fires even if its owner
 /// dropped it), and one `CLOCK_MONOTONIC` timerfd armed for the earliest
@@ -42,6 +46,16 @@ final class TimerScheduler {
     @exclusivity(unchecked) private var timerEvent: OpaquePointer?
     /// The instant the timerfd is armed for, if armed (real clock).
     @exclusivity(unchecked) private var armedDeadline: Int64?
+    /// Fairness: libevent runs only the highest-priority non-empty queue in
+    /// a pass, so a timer that is due again at every pass (a repeat shorter
+    /// than a pass, or a handler that takes longer than its interval) would
+    /// starve input and app work for good. The loop's work counter when the
+    /// last batch that fired something ended: if the next batch finds it
+    /// unchanged (nothing else ran in between), it first yields one pass
+    /// through ``yieldEvent``, a user event at the lowest priority, which
+    /// runs after whatever input and app work is ready.
+    @exclusivity(unchecked) private var workAtLastBatchEnd: UInt64?
+    @exclusivity(unchecked) private var yieldEvent: OpaquePointer?
 
     init(core: LoopCore) throws(MainLoopError) {
         self.core = core
@@ -59,6 +73,16 @@ final class TimerScheduler {
             throw error
         }
         timerEvent = event
+        guard let yield = CLibevent_user_event_new(base, yieldTrampoline, context),
+              event_priority_set(yield, Int32(LoopPriority.app.rawValue)) == 0
+        else {
+            let error = systemError("creating the loop's timer yield event")
+            event_free(event)
+            timerEvent = nil
+            close(timerFD)
+            throw error
+        }
+        yieldEvent = yield
     }
 
     deinit {
@@ -72,6 +96,13 @@ final class TimerScheduler {
         var expirations: UInt64 = 0
         _ = read(timerFD, &expirations, 8)
         armedDeadline = nil
+        if let yieldEvent, core.workCounter == workAtLastBatchEnd {
+            // Two batches in a row with nothing else run between them:
+            // whatever lower-priority work is ready runs first.
+            workAtLastBatchEnd = nil
+            event_active(yieldEvent, 0, 0)
+            return
+        }
         fireDueTimers()
     }
 
@@ -135,6 +166,12 @@ final class TimerScheduler {
     /// Runs every timer whose deadline is not after now, in heap order.
     func fireDueTimers() {
         let current = core.now
+        let workBefore = core.workCounter
+        defer {
+            // Only on the real clock: the manual clock runs due timers
+            // through activateIfDue, never starving what a test steps.
+            if !core.isDeterministic, core.workCounter != workBefore { workAtLastBatchEnd = core.workCounter }
+        }
         while let first = heap.first, first.deadline <= current.nanoseconds {
             heap.remove(slot: first.slot)
             // The scheduler's retain moves into `timer` for the handler's run.
@@ -190,6 +227,8 @@ final class TimerScheduler {
             event_free(timerEvent)
             close(timerFD)
         }
+        if let yieldEvent { event_free(yieldEvent) }
         timerEvent = nil
+        yieldEvent = nil
     }
 }

@@ -17,6 +17,36 @@ public enum ConformanceCheck {
         return nil
     }
 
+    /// The same comparison, one actual line at a time as a replay
+    /// produces it (``ScenarioReplayer/stream(_:limits:to:)``).
+    public struct Streaming {
+        private let expected: [JSONObject]
+        private var index = 0
+        private var difference: String?
+
+        /// A comparison with `expected`.
+        public init(expected: [JSONObject]) { self.expected = expected }
+
+        /// Compares the next actual line; false once they differ (the
+        /// replay can stop there).
+        public mutating func next(_ actual: JSONObject) -> Bool {
+            defer { index += 1 }
+            guard index < expected.count, same(expected[index], actual) else {
+                let want = index < expected.count ? JSONValue.object(expected[index]).jsonText : "(nothing)"
+                difference = "line \(index + 1): expected \(want), got \(JSONValue.object(actual).jsonText)"
+                return false
+            }
+            return true
+        }
+
+        /// nil when every line matched and none is missing, else the first difference.
+        public func finish() -> String? {
+            if let difference { return difference }
+            guard index < expected.count else { return nil }
+            return "line \(index + 1): expected \(JSONValue.object(expected[index]).jsonText), got (nothing)"
+        }
+    }
+
     /// Equal as JSON objects, with `at` compared in exact nanoseconds (two
     /// instants a nanosecond apart can be the same Double).
     static func same(_ expected: JSONObject, _ actual: JSONObject) -> Bool {

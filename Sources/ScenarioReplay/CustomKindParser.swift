@@ -18,6 +18,9 @@ import SystemNotifications
 /// (events name a subject). The rule is then registered with the center
 /// exactly as a standard kind is.
 enum CustomKindParser {
+    /// The keys every notification line has (SPEC §7), so no payload key.
+    static let observationKeys: Set<String> = ["at", "notification", "merged"]
+
     static func rule(from json: JSONValue) throws(RequestError) -> CoalescingRule {
         guard let object = json.objectValue else { throw RequestError("must be an object") }
         try RequestDecoder.requireKnownKeys(object, ["name", "shape", "default", "notification", "notificationByValue",
@@ -58,6 +61,18 @@ enum CustomKindParser {
             ? .subjectAndValue(subjectField: object["subjectField"]?.stringValue ?? "id",
                                valueField: object["valueField"]?.stringValue ?? "value", value: check)
             : .value(check)
+        // The observation line's own keys (SPEC §6, revision 3): a payload
+        // key of that name would overwrite the line's time, its name or its
+        // merge count.
+        for field in ["payloadKey", "subjectKey", "valueKey"] {
+            if let key = object[field]?.stringValue, observationKeys.contains(key) {
+                throw RequestError("'\(field)' may not be '\(key)': 'at', 'notification' and 'merged' are the observation's own keys")
+            }
+        }
+        if shape == .perSubject, let valueKey = object["valueKey"]?.stringValue,
+           valueKey == (object["subjectKey"]?.stringValue ?? "subject") {
+            throw RequestError("'subjectKey' and 'valueKey' are both '\(valueKey)'; one would overwrite the other")
+        }
         let payload: CoalescingRule.PayloadFormat
         switch shape {
         case .lastValue, .latestEvent:

@@ -32,9 +32,34 @@ public enum ScenarioFile {
     /// Parses and replays the text of the scenario file `path`; errors name `path`.
     public static func replay(text: String, path: String,
                               limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> (Scenario, [JSONObject]) {
-        do throws(ScenarioError) {
+        try locating(path) { () throws(ScenarioError) in
             let scenario = try Scenario.parse(text)
             return (scenario, try ScenarioReplayer.run(scenario, limits: limits))
+        }
+    }
+
+    /// Parses and replays the file `path`, handing each observation line to
+    /// `emit` as it happens (nothing is kept: any number of lines in bounded
+    /// memory). Errors name `path`.
+    /// - Returns: the scenario (its name and `expect`).
+    @discardableResult
+    public static func stream(_ path: String, limits: ReplayLimits = ReplayLimits(),
+                              emit: @escaping (JSONObject) -> Void) throws(ScenarioError) -> Scenario {
+        try locating(path) { () throws(ScenarioError) in
+            let scenario = try Scenario.parse(try read(path))
+            try ScenarioReplayer.stream(scenario, limits: limits) { line in
+                emit(line)
+                return true
+            }
+            return scenario
+        }
+    }
+
+    /// Runs `body`, naming `path` in the error it throws.
+    @discardableResult
+    private static func locating<T>(_ path: String, _ body: () throws(ScenarioError) -> T) throws(ScenarioError) -> T {
+        do throws(ScenarioError) {
+            return try body()
         } catch {
             var located = error
             located.file = path
@@ -53,13 +78,18 @@ public enum ScenarioFile {
     }
 
     /// Replays the text of the scenario file `path` and compares with its `expect`.
+    /// Lines are compared as they are produced, and the replay stops at the
+    /// first difference, so a check holds no more than the expectation.
     public static func check(text: String, path: String, limits: ReplayLimits = ReplayLimits()) -> Outcome {
         do {
-            let (scenario, observations) = try replay(text: text, path: path, limits: limits)
-            guard let expected = scenario.expect else { return .noExpectation(name: scenario.name) }
-            if let difference = ConformanceCheck.difference(expected: expected, actual: observations) {
-                return .failed(name: scenario.name, difference: difference)
+            let scenario = try locating(path) { () throws(ScenarioError) in try Scenario.parse(text) }
+            var comparison = ConformanceCheck.Streaming(expected: scenario.expect ?? [])
+            // Replayed even without `expect`: an invalid step is still an error.
+            try locating(path) { () throws(ScenarioError) in
+                try ScenarioReplayer.stream(scenario, limits: limits) { scenario.expect == nil || comparison.next($0) }
             }
+            guard scenario.expect != nil else { return .noExpectation(name: scenario.name) }
+            if let difference = comparison.finish() { return .failed(name: scenario.name, difference: difference) }
             return .passed(name: scenario.name)
         } catch {
             return .error(error.description)

@@ -4,14 +4,17 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 
-/// Bounds on one replay, so that no scenario, however hostile, makes the
-/// replay run forever or grow without bound (a valid scenario may ask for a
-/// timer every nanosecond for a billion seconds).
+/// An optional bound on one replay. Replay itself sets none (SPEC §7,
+/// revision 3: a scenario of a million inputs prints a million lines, in
+/// bounded memory, since lines are streamed); a caller that replays
+/// untrusted mutants (a fuzzer, a test) may stop a replay after
+/// `maxObservations` lines, with an error.
 public struct ReplayLimits: Sendable, Equatable {
-    /// The most observation lines a replay produces before it stops with an error.
-    public var maxObservations = 100_000
-    /// The defaults (or another observation limit).
-    public init(maxObservations: Int = 100_000) { self.maxObservations = maxObservations }
+    /// The most observation lines before the replay stops with an error;
+    /// nil (the default) for no bound.
+    public var maxObservations: Int?
+    /// No bound, or at most `maxObservations` lines.
+    public init(maxObservations: Int? = nil) { self.maxObservations = maxObservations }
 }
 
 /// What a replay produced: the observation lines, and the engine's
@@ -31,7 +34,8 @@ public struct ReplayResult: Sendable {
 /// same API a service uses, and every error the library reports reaches the
 /// output (a `rejected` line) or fails the replay with its step.
 public enum ScenarioReplayer {
-    /// Runs `scenario` and returns its observations in order.
+    /// Runs `scenario` and returns its observations in order (held in
+    /// memory: use ``stream(_:limits:to:)`` for a scenario of any size).
     /// - Throws: ``ScenarioError`` when the set-up or a step does not fit
     ///   the engine (checked before any step runs where possible), or the
     ///   replay passes its limits.
@@ -41,6 +45,27 @@ public enum ScenarioReplayer {
 
     /// Runs `scenario` and returns its observations and the engine's counters.
     public static func replay(_ scenario: Scenario, limits: ReplayLimits = ReplayLimits()) throws(ScenarioError) -> ReplayResult {
+        var observations: [JSONObject] = []
+        let (statistics, finalState) = try replay(scenario, limits: limits) { line in
+            observations.append(line)
+            return true
+        }
+        return ReplayResult(observations: observations, statistics: statistics, finalState: finalState)
+    }
+
+    /// Runs `scenario`, handing each observation to `sink` as it happens,
+    /// so memory does not grow with the output. `sink` returns false to end
+    /// the replay early (a check that found a difference); the replay then
+    /// returns normally.
+    /// - Returns: the app's state when the replay ended.
+    @discardableResult
+    public static func stream(_ scenario: Scenario, limits: ReplayLimits = ReplayLimits(),
+                              to sink: @escaping (JSONObject) -> Bool) throws(ScenarioError) -> AppState {
+        try replay(scenario, limits: limits, sink: sink).finalState
+    }
+
+    private static func replay(_ scenario: Scenario, limits: ReplayLimits, sink: @escaping (JSONObject) -> Bool)
+        throws(ScenarioError) -> (statistics: [(kind: NotificationKind, counters: NotificationCounters)], finalState: AppState) {
         let loop: MainRunLoop
         do {
             loop = try MainRunLoop(deterministic: true)
@@ -52,19 +77,23 @@ public enum ScenarioReplayer {
             // it cannot fail here (the loop is idle and not yet shut down).
             try? loop.shutdown()
         }
-        let session = try ReplaySession(scenario: scenario, loop: loop, limits: limits)
+        let session = try ReplaySession(scenario: scenario, loop: loop, limits: limits, sink: sink)
         try session.run()
-        return ReplayResult(observations: session.log.lines, statistics: session.application.notifications.statistics,
-                            finalState: session.application.state)
+        return (session.application.notifications.statistics, session.application.state)
     }
 }
 
 /// One replay: the loop, the application and the replay app.
 private final class ReplaySession {
-    /// The observation lines, in order, up to the limit.
+    /// Where the lines go, and why the replay ended early, if it did.
     final class Log {
-        var lines: [JSONObject] = []
+        let sink: (JSONObject) -> Bool
+        var count = 0
+        /// The limit was reached (an error).
         var overflowed = false
+        /// The sink asked to stop (not an error).
+        var stopped = false
+        init(sink: @escaping (JSONObject) -> Bool) { self.sink = sink }
     }
 
     /// The replay app's settings and handles, which die with the app's run.
@@ -76,24 +105,33 @@ private final class ReplaySession {
     let limits: ReplayLimits
     let application: Application
     let recorder: ObservationRecorder
-    let log = Log()
+    let log: Log
     /// System events, decoded by the engine's rules at set-up, by step index.
     private var systemEvents: [Int: SystemEvent] = [:]
 
-    init(scenario: Scenario, loop: MainRunLoop, limits: ReplayLimits) throws(ScenarioError) {
+    init(scenario: Scenario, loop: MainRunLoop, limits: ReplayLimits,
+         sink: @escaping (JSONObject) -> Bool) throws(ScenarioError) {
         self.scenario = scenario
         self.loop = loop
         self.limits = limits
-        application = Application(loop: loop, configuration: scenario.configuration)
-        let log = self.log
+        // Replay sets no service limits: the number of subjects (and their
+        // sizes) is bounded by the scenario's own size (SPEC §7, revision 3).
+        application = Application(loop: loop, configuration: scenario.configuration, limits: .unlimited)
+        let log = Log(sink: sink)
+        self.log = log
         recorder = ObservationRecorder(timestamp: { ["at": SpecTime.json(loop.now)] }, sink: { [log] line in
-            guard log.lines.count < limits.maxObservations else {
+            guard !log.stopped, !log.overflowed else { return }
+            if let limit = limits.maxObservations, log.count >= limit {
                 log.overflowed = true
                 // Ends the `advance` in progress; the replay then reports it.
                 loop.stop()
                 return
             }
-            log.lines.append(line)
+            log.count += 1
+            if !log.sink(line) {
+                log.stopped = true
+                loop.stop()
+            }
         })
         recorder.didEnterBackground = { application in
             if let block = application[runLocal: Self.didEnterBackgroundBlock] { application.loop.blockMainThread(for: block) }
@@ -133,6 +171,7 @@ private final class ReplaySession {
 
     func run() throws(ScenarioError) {
         for (index, step) in scenario.steps.enumerated() {
+            guard !log.stopped else { return }
             // What comes due up to and at this instant runs before the step;
             // a step behind the clock (a blocked callback moved it on) runs
             // at the clock's time, after what is due by then (SPEC §6).
@@ -141,7 +180,7 @@ private final class ReplaySession {
             try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
         }
         // Everything due at or before the last step's instant runs.
-        if let last = scenario.steps.last {
+        if let last = scenario.steps.last, !log.stopped {
             try drive(scenario.steps.count - 1) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(last.at)) }
         }
     }
@@ -155,7 +194,7 @@ private final class ReplaySession {
         }
         if log.overflowed {
             throw ScenarioError(stepIndex: index,
-                                problem: "the replay stopped after \(limits.maxObservations) observations (its limit)")
+                                problem: "the replay stopped after \(log.count) observations (the caller's limit)")
         }
     }
 

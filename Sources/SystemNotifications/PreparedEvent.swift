@@ -82,4 +82,13 @@ public struct CoalescingLimits: Sendable, Equatable {
 
     /// The defaults above.
     public init() {}
+
+    /// No limit at all (the scenario replay: its input bounds what it stores).
+    public static let unlimited: CoalescingLimits = {
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = .max
+        limits.maxSubjectBytes = .max
+        limits.maxValueBytes = .max
+        return limits
+    }()
 }

@@ -32,6 +32,8 @@ final class MetricsExport {
             return Self.registry.emitToString()
         }
         guard let file else { return }
+        // A run killed mid-write (SIGKILL) left its temporary behind.
+        AtomicFile.removeTemporariesOfDeadWriters(of: file)
         writer = host.loop.scheduleTimer(after: .zero, repeating: interval) { [weak self] in
             self?.write(to: file, loop: host.loop, logger: logger)
         }

@@ -8,8 +8,31 @@ enum Output {
     static func error(_ text: String) { write(STDERR_FILENO, text + "\n") }
     static func json(_ object: JSONObject) { line(JSONValue.object(object).jsonText) }
 
+    /// Lines gathered into writes of about 64 KiB: for output that nobody
+    /// reads live (a replay of a million lines makes a few hundred writes,
+    /// not a million). ``flush()`` writes what is gathered.
+    final class Batched {
+        private var pending: [UInt8] = []
+
+        func line(_ text: String) {
+            pending.append(contentsOf: text.utf8)
+            pending.append(UInt8(ascii: "\n"))
+            if pending.count >= 64 * 1024 { flush() }
+        }
+
+        func flush() {
+            Output.write(STDOUT_FILENO, pending)
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        deinit { flush() }
+    }
+
     private static func write(_ fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
+        write(fd, Array(text.utf8))
+    }
+
+    private static func write(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }

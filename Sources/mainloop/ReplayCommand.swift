@@ -31,8 +31,11 @@ struct ReplayCommand: ParsableCommand {
         var failures = 0
         for file in files {
             do {
-                let (_, observations) = try ScenarioFile.replay(file)
-                for observation in observations { Output.line(ScenarioFile.line(observation)) }
+                // Streamed: each line is printed as it happens, so any
+                // number of them takes bounded memory (SPEC §7).
+                let output = Output.Batched()
+                defer { output.flush() }
+                try ScenarioFile.stream(file) { output.line(ScenarioFile.line($0)) }
             } catch {
                 failures += 1
                 Output.error("error: \(error)")

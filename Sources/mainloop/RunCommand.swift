@@ -123,7 +123,8 @@ struct RunCommand: ParsableCommand {
         }
         service.extraStats = {
             let stats: JSONObject = ["outputDroppedLines": .number(Double(output.droppedLines)),
-                                     "outputPendingBytes": .number(Double(output.pendingBytes))]
+                                     "outputPendingBytes": .number(Double(output.pendingBytes)),
+                                     "logDroppedLines": .number(Double(BoundedLogHandler.standardError.droppedLines))]
             return stats
         }
         host = service
@@ -149,6 +150,7 @@ struct RunCommand: ParsableCommand {
         if unwritten > 0 || output.droppedLines > 0 {
             logger.warning("stdout: \(output.droppedLines) observations dropped, \(unwritten) bytes left unwritten at exit")
         }
+        Logging.flush()
     }
 
     /// Watches memory pressure where systemd's variables say, or the
@@ -193,7 +195,19 @@ struct RunCommand: ParsableCommand {
 }
 
 enum Logging {
-    private static let once: Void = LoggingSystem.bootstrap(StreamLogHandler.standardError)
-    /// Logs go to stderr; stdout carries only observations and replies.
-    static func bootstrapOnce() { _ = once }
+    private static let once: Void = LoggingSystem.bootstrap {
+        BoundedLogHandler(label: $0, pump: BoundedLogHandler.standardError)
+    }
+    /// Logs go to stderr through a bounded queue and a writer thread (a
+    /// stderr nobody reads never blocks the loop); stdout carries only
+    /// observations and replies.
+    static func bootstrapOnce() {
+        _ = once
+        // Lines queued by a path that exits early (a start-up error) still
+        // reach stderr.
+        atexit { Logging.flush() }
+    }
+
+    /// Waits up to a second for the queued log lines to reach stderr (exit).
+    static func flush() { _ = BoundedLogHandler.standardError.finish(within: .seconds(1)) }
 }

@@ -62,6 +62,12 @@ final class ServiceProcess {
         return nil
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    /// SIGTERM, and SIGKILL for a service that did not stop within 2 s (a
+    /// blocked one, on a failing build): a test never leaves one behind.
+    deinit {
+        guard process.isRunning else { return }
+        process.terminate()
+        if !eventually(timeout: 2, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+    }
 }
 

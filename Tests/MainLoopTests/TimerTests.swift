@@ -87,3 +87,41 @@ import Testing
         #expect(firedAt == [3])
     }
 }
+
+/// Issue 17, item 5: a repeating timer whose interval is shorter than a
+/// loop pass is always due; libevent runs only the highest non-empty
+/// priority per pass, so with every timer at system priority it used to
+/// starve input and app work for as long as it repeated.
+@Suite(.timeLimit(.minutes(1))) struct TimerStarvationTests {
+    @Test func anAlwaysDueRepeatingTimerDoesNotStarveInputOrAppWork() throws {
+        let loop = try MainRunLoop()
+        var fires = 0
+        let timer = loop.scheduleTimer(after: .zero, repeating: .nanoseconds(500)) { fires += 1 }
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]); close(descriptors[1]) }
+        var inputSeen = false, appWorkSeen = false
+        let source = try loop.addFileDescriptor(descriptors[0], interest: .read, priority: .input) { _ in
+            var byte: UInt8 = 0
+            _ = read(descriptors[0], &byte, 1)
+            inputSeen = true
+        }
+        try loop.executeInLoop(priority: .app) { appWorkSeen = true }
+        var one: UInt8 = 1
+        #expect(write(descriptors[1], &one, 1) == 1)
+        // Ends the run once both ran, or after 2 s of starvation (a
+        // deadline far beyond what a fair loop needs).
+        let check = loop.scheduleTimer(after: .milliseconds(1), repeating: .milliseconds(1)) {
+            if inputSeen && appWorkSeen { loop.stop() }
+        }
+        let giveUp = loop.scheduleTimer(after: .seconds(2)) { loop.stop() }
+        try loop.run()
+        timer.cancel()
+        check.cancel()
+        giveUp.cancel()
+        try source.remove()
+        #expect(inputSeen, "the input fd was starved by the repeating timer (\(fires) fires)")
+        #expect(appWorkSeen, "app work was starved by the repeating timer (\(fires) fires)")
+        #expect(fires > 10)
+    }
+}

@@ -28,6 +28,8 @@ public final class MemoryPressureMonitor {
 
     private let application: Application
     private let logger: Logger
+    /// The kernel (or a writer of the FIFO) reports at its own rate.
+    private let warningLog: RateLimitedLog
     /// The PSI file or the FIFO.
     private var fileFD: Int32 = -1
     /// For a PSI file: the epoll set that turns EPOLLPRI into readability.
@@ -46,6 +48,7 @@ public final class MemoryPressureMonitor {
         self.application = application
         self.purgeAfter = purgeAfter
         self.logger = logger
+        warningLog = RateLimitedLog(logger: logger, loop: application.loop)
         var status = stat()
         guard stat(path, &status) == 0 else { throw .cannotWatch(path: path, operation: "stat", errno: errno) }
         let watched: Int32
@@ -125,10 +128,12 @@ public final class MemoryPressureMonitor {
             default: return
             }
         } else {
-            // A FIFO: whatever was written is one report.
-            var scratch = [UInt8](repeating: 0, count: 512)
+            // A FIFO: whatever was written is one report. At most 64 KiB a
+            // callback: a writer that never stops must not keep the loop
+            // here (the rest is read on the next pass, as another report).
+            var scratch = [UInt8](repeating: 0, count: 4096)
             var total = 0
-            while true {
+            for _ in 0..<16 {
                 let count = scratch.withUnsafeMutableBytes { read(fileFD, $0.baseAddress, $0.count) }
                 if count <= 0 { break }
                 total += count
@@ -146,7 +151,7 @@ public final class MemoryPressureMonitor {
         do {
             try application.receiveMemoryWarning()
         } catch {
-            logger.error("memory warning not delivered: \(error)")
+            warningLog.log(.error, "memory warning not delivered: \(error)")
         }
         guard application.state == .suspended else {
             sustained = nil

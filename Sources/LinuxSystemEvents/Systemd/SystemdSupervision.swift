@@ -32,6 +32,8 @@ public final class SystemdSupervision {
     private var hangup: SignalSource?
     private var stateObserver: Int?
     private var failureLog = LogRateLimit()
+    /// SIGHUP can come at any rate from any process of the user.
+    private let reloadLog: RateLimitedLog
 
     /// Installs the SIGHUP handler and the status updates; call ``ready()``
     /// once the service serves.
@@ -41,6 +43,7 @@ public final class SystemdSupervision {
         self.notifier = notifier
         self.watchdog = watchdog
         self.logger = logger
+        reloadLog = RateLimitedLog(logger: logger, loop: host.loop)
         hangup = try host.loop.addSignal(SIGHUP) { [weak self] in self?.reload() }
         if notifier != nil {
             stateObserver = host.application.addEngineObserver { [weak self] event in
@@ -58,6 +61,9 @@ public final class SystemdSupervision {
             [weak self] in self?.ping()
         }
         ping()
+        if watchdog.isBelowFloor {
+            logger.warning("systemd watchdog: WATCHDOG_USEC asks for a ping every \(watchdog.period / 2); pinging every \(watchdog.pingInterval) instead (the floor)")
+        }
         logger.info("systemd watchdog: pinging every \(watchdog.pingInterval) from the loop thread")
     }
 
@@ -76,7 +82,7 @@ public final class SystemdSupervision {
     /// and the caller's configuration (``onReload``), `READY=1`.
     public func reload() {
         notify { try $0.reloading(status: "reloading: re-reading locale, zone, defaults and configuration") }
-        logger.info("SIGHUP: reloading")
+        reloadLog.log(.info, "SIGHUP: reloading")
         host.reloadSources()
         onReload()
         reloads += 1

@@ -7,8 +7,18 @@ public struct WatchdogSettings: Equatable, Sendable {
     /// systemd restarts the service when no `WATCHDOG=1` arrives within it.
     public var period: Duration
 
-    /// Pings are sent every half period, as systemd recommends.
-    public var pingInterval: Duration { period / 2 }
+    /// Pings are sent every half period, as systemd recommends, but never
+    /// more often than every ``minimumPingInterval``.
+    public var pingInterval: Duration { max(period / 2, Self.minimumPingInterval) }
+
+    /// The shortest ping interval (10 ms). A smaller `WATCHDOG_USEC` (even
+    /// `1`) would make the ping timer due at every loop pass, all CPU spent
+    /// on pings; a period that short cannot be met by any service anyway.
+    public static let minimumPingInterval = Duration.milliseconds(10)
+
+    /// Whether the period asks for pings more often than the floor allows
+    /// (the service then says so in its log).
+    public var isBelowFloor: Bool { period / 2 < Self.minimumPingInterval }
 
     /// Creates settings for an explicit period.
     public init(period: Duration) { self.period = period }

@@ -1,0 +1,60 @@
+import Glibc
+import Logging
+
+/// A swift-log handler that never blocks its caller: each line goes to a
+/// ``BoundedOutputPump`` (a bounded queue and a writer thread), so a stderr
+/// that nobody reads (a full pipe) costs dropped, counted lines, never a
+/// stalled loop. Lines look like swift-log's `StreamLogHandler`'s, with the
+/// time in UTC: `2026-11-24T01:50:00.123Z error mainloop.run : message`.
+///
+/// ```swift
+/// LoggingSystem.bootstrap { BoundedLogHandler(label: $0, pump: BoundedLogHandler.standardError) }
+/// // … at exit:
+/// _ = BoundedLogHandler.standardError.finish(within: .seconds(1))
+/// ```
+public struct BoundedLogHandler: LogHandler {
+    /// The process's shared stderr pump (1 MiB of pending lines at most),
+    /// its writer thread started on first use.
+    public static let standardError = BoundedOutputPump(descriptor: STDERR_FILENO, limitBytes: 1 << 20)
+
+    /// The logger's label, printed on each line.
+    public let label: String
+    private let pump: BoundedOutputPump
+    /// Messages below this level are not written.
+    public var logLevel: Logger.Level = .info
+    /// Metadata added to every line.
+    public var metadata: Logger.Metadata = [:]
+
+    /// A handler for `label` writing through `pump`.
+    public init(label: String, pump: BoundedOutputPump) {
+        self.label = label
+        self.pump = pump
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let explicit = event.metadata { merged.merge(explicit) { $1 } }
+        let fields = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            .joined(separator: " ")
+        pump.write(line: "\(Self.timestamp()) \(event.level) \(label) :\(fields) \(event.message)")
+    }
+
+    /// Now as ISO 8601 in UTC with milliseconds (no zone file is read).
+    static func timestamp() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var seconds = spec.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+        let millis = Int(spec.tv_nsec / 1_000_000)
+        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) + ".\(fraction)Z"
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Glibc
+import Testing
+
+/// SPEC revision 3 (issue 17): `mainloop replay` streams its output, with
+/// no cap of its own, in memory that does not grow with the output.
+@Suite(.timeLimit(.minutes(3))) struct ReplayStreamingTests {
+    /// A 150-byte scenario whose timer fires a million times prints a
+    /// million lines; the old replay stopped at 100,000 with exit 1 (and
+    /// had kept every line in memory until the end).
+    @Test func aMillionObservationsStreamInBoundedMemory() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("million.json")
+        writeFile(file, #"{"steps": [{"at": 0, "lifecycle": "launch"}, {"at": 0, "app": {"timer": "t", "every": 0.000001}}, {"at": 1, "input": "x"}]}"#)
+        // posix_spawn, not Foundation's Process, so this test reaps the
+        // child itself and reads its peak RSS from wait4.
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, descriptors[1], STDOUT_FILENO)
+        posix_spawn_file_actions_addclose(&actions, descriptors[0])
+        let arguments = [BuiltTool.path, "replay", file]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        #expect(posix_spawn(&pid, BuiltTool.path, &actions, nil, &argv, environ) == 0)
+        close(descriptors[1])
+        var lines = 0, tail: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = read(descriptors[0], &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            for byte in buffer[0..<count] where byte == UInt8(ascii: "\n") { lines += 1 }
+            tail = Array((tail + buffer[0..<count]).suffix(200))
+        }
+        close(descriptors[0])
+        var status: Int32 = 0
+        var usage = rusage()
+        #expect(wait4(pid, &status, 0, &usage) == pid)
+        #expect(status == 0, "exit status \(status)")
+        #expect(lines == 1_000_000 + 6, "every line was printed: \(lines)")
+        #expect(String(decoding: tail, as: UTF8.self).contains(#""input":"x""#), "the last line is the input")
+        #expect(usage.ru_maxrss < 100_000, "peak RSS \(usage.ru_maxrss) KiB: the output was not held in memory")
+    }
+}
