@@ -64,9 +64,15 @@ extension ControlServer {
     }
 
     /// Releases a claim of ``claimPath(_:)``: removes the lock file (still
-    /// holding it, so nobody can have locked it) and closes it.
+    /// holding it, so nobody can have locked it) if it is still the one
+    /// locked (an operator may have removed it and another server claimed
+    /// a new one), and closes it.
     static func releaseClaim(_ fd: Int32, of path: String) {
-        unlink(path + ".lock")
+        var locked = stat()
+        if fstat(fd, &locked) == 0,
+           FileIdentity(path: path + ".lock") == FileIdentity(device: UInt64(locked.st_dev), inode: UInt64(locked.st_ino)) {
+            unlink(path + ".lock")
+        }
         close(fd)
     }
 

@@ -136,7 +136,8 @@ extension HostileClientTests {
                                         "--zone-file", first.directory.file("localtime")],
                                        prefix: ["/usr/bin/timeout", "5"])  // the old code took over and ran on
         #expect(second.status != 0)
-        #expect(second.error.contains("another process is listening on \(first.socket)"), "\(second.error)")
+        // Refused by the path's claim (issue 17), or by the liveness probe.
+        #expect(second.error.contains("another process") && second.error.contains(first.socket), "\(second.error)")
         #expect(try ControlClient.send(["query": "state"], to: first.socket)["ok"] == .bool(true))
         #expect(first.terminate() == 0)
     }
@@ -148,10 +149,14 @@ extension HostileClientTests {
         let loop = try MainRunLoop(deterministic: true)
         let path = directory.file("c.sock")
         let first = try ControlServer(loop: loop, path: path, logger: Logger(label: "test")) { _ in ["ok": true] }
-        unlink(path)  // an operator removed it; a second server now owns the path
+        // An operator removed the socket and its claim (issue 17's lock
+        // file); a second server now owns the path.
+        unlink(path)
+        unlink(path + ".lock")
         let second = try ControlServer(loop: loop, path: path, logger: Logger(label: "test")) { _ in ["ok": true] }
         first.stop()
         #expect(FileManager.default.fileExists(atPath: path), "the second server's socket is still there")
+        #expect(FileManager.default.fileExists(atPath: path + ".lock"), "and so is its claim")
         second.stop()
         #expect(!FileManager.default.fileExists(atPath: path))
     }
