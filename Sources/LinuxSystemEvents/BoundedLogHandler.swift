@@ -41,20 +41,6 @@ public struct BoundedLogHandler: LogHandler {
         if let explicit = event.metadata { merged.merge(explicit) { $1 } }
         let fields = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             .joined(separator: " ")
-        pump.write(line: "\(Self.timestamp()) \(event.level) \(label) :\(fields) \(event.message)")
-    }
-
-    /// Now as ISO 8601 in UTC with milliseconds (no zone file is read).
-    static func timestamp() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
-        let millis = Int(spec.tv_nsec / 1_000_000)
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) + ".\(fraction)Z"
+        pump.write(line: "\(UTCTimestamp.now().iso) \(event.level) \(label) :\(fields) \(event.message)")
     }
 }

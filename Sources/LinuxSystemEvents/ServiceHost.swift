@@ -225,19 +225,7 @@ public final class ServiceHost {
 
     /// `at` (Unix seconds) and `time` (ISO 8601, UTC, milliseconds).
     static func wallClockFields() -> JSONObject {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        let millis = Int32(spec.tv_nsec / 1_000_000)
-        let iso = "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(millis, 3))Z"
-        let at = (Double(spec.tv_sec) + Double(spec.tv_nsec / 1_000_000) / 1000)
+        let (at, iso) = UTCTimestamp.now()
         return ["at": .number(at), "time": .string(iso)]
     }
 }

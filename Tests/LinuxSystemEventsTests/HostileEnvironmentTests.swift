@@ -323,14 +323,7 @@ final class TrickleServer: @unchecked Sendable {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixAddress(path) { [fd] in bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 8) == 0 else { throw TestFailure("cannot listen on \(path)") }
         Thread.detachNewThread { [self] in serve() }
     }

@@ -69,3 +69,15 @@ func copyFile(_ source: String, _ destination: String) {
     _ = FileManager.default.createFile(atPath: destination + ".tmp", contents: data)
     rename(destination + ".tmp", destination)
 }
+
+/// Calls `body` with a `sockaddr_un` for `path`, for `bind` or `connect`.
+func withUnixAddress<Result>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+}
