@@ -40,8 +40,11 @@ public enum FileContents {
         public var isMissing: Bool { if case .missing = self { true } else { false } }
     }
 
-    /// The file's bytes.
-    public static func bytes(_ path: String) throws(ReadError) -> [UInt8] {
+    /// The file's bytes, at most `maxBytes` of them: a longer file (or an
+    /// endless one, such as `/dev/zero`) is an `EFBIG` error, not a
+    /// process that grows until it is killed. Reads FIFOs and devices too
+    /// (a scenario may come from a pipe), blocking until they end.
+    public static func bytes(_ path: String, maxBytes: Int = 1 << 30) throws(ReadError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError(path: path, code: errno) }
         defer { close(fd) }
@@ -54,13 +57,14 @@ public enum FileContents {
                 throw ReadError(path: path, code: errno)
             }
             if count == 0 { return bytes }
+            guard bytes.count + count <= maxBytes else { throw ReadError(path: path, code: EFBIG) }
             bytes.append(contentsOf: buffer[0..<count])
         }
     }
 
-    /// The file's contents as UTF-8 text.
-    public static func text(_ path: String) throws(ReadError) -> String {
-        String(decoding: try bytes(path), as: UTF8.self)
+    /// The file's contents as UTF-8 text (at most `maxBytes`, as ``bytes(_:maxBytes:)``).
+    public static func text(_ path: String, maxBytes: Int = 1 << 30) throws(ReadError) -> String {
+        String(decoding: try bytes(path, maxBytes: maxBytes), as: UTF8.self)
     }
 
     /// The bytes of a file that another process may have replaced with

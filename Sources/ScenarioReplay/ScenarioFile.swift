@@ -15,10 +15,13 @@ public enum ScenarioFile {
         case noExpectation(name: String)
     }
 
-    /// Reads a whole file as UTF-8.
+    /// The largest scenario file read (256 MiB; a million steps take about 45 MB).
+    public static let maxFileBytes = 256 << 20
+
+    /// Reads a whole file as UTF-8 (a pipe too), at most ``maxFileBytes``.
     public static func read(_ path: String) throws(ScenarioError) -> String {
         do {
-            return try FileContents.text(path)
+            return try FileContents.text(path, maxBytes: maxFileBytes)
         } catch {
             throw ScenarioError(file: path, problem: error.description)
         }

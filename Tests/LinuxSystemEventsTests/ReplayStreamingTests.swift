@@ -57,3 +57,13 @@ import Testing
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 }
+
+extension ReplayStreamingTests {
+    /// An endless scenario "file" (`/dev/zero`) was read until the process
+    /// was killed; past 256 MiB it is an error naming the file.
+    @Test func anEndlessScenarioFileIsAnErrorNotUnboundedGrowth() throws {
+        let result = try BuiltTool.run(["replay", "/dev/zero"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("/dev/zero") && result.error.contains("File too large"), "\(result.error)")
+    }
+}
