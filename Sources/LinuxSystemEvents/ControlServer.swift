@@ -71,7 +71,10 @@ public final class ControlServer {
     /// Creates the socket at `path` and starts accepting. A stale socket
     /// there (nobody accepts on it) is replaced; a live one (another
     /// process accepts on it) or any other kind of file is never touched:
-    /// that is an error.
+    /// that is an error. The path is first claimed with an exclusive lock
+    /// on `PATH.lock`, held until ``stop()``, so of two servers started at
+    /// once on one path the second fails (`EADDRINUSE`) instead of both
+    /// placing a socket.
     /// - Parameters:
     ///   - loop: the loop it serves on (its thread makes every call).
     ///   - path: where the socket file is created.
