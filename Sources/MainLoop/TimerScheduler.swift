@@ -101,9 +101,6 @@ final class TimerScheduler {
             // whatever lower-priority work is ready runs first.
             workAtLastBatchEnd = nil
             event_active(yieldEvent, 0, 0)
-            // Counts as work: `runUntilIdle` goes on to the pass that runs
-            // the yield (and the timers) instead of taking this one as idle.
-            core.workCounter &+= 1
             return
         }
         fireDueTimers()

@@ -125,23 +125,3 @@ import Testing
         #expect(fires > 10)
     }
 }
-
-extension TimerStarvationTests {
-    /// The yield that keeps timers fair must not make `runUntilIdle` stop
-    /// with a due timer still waiting: two batches in a row, both run.
-    @Test func runUntilIdleStillRunsATimerBatchThatYielded() throws {
-        let loop = try MainRunLoop()
-        var fires = 0
-        let first = loop.scheduleTimer(after: .zero) { fires += 1 }
-        try loop.runUntilIdle()
-        #expect(fires == 1)
-        let second = loop.scheduleTimer(after: .zero) { fires += 1 }
-        // Due at once; nothing else runs between the two batches.
-        let due = LoopInstant.monotonicNow() + .microseconds(10)
-        while LoopInstant.monotonicNow() < due {}
-        try loop.runUntilIdle()
-        #expect(fires == 2, "the second batch ran within runUntilIdle")
-        first.cancel()
-        second.cancel()
-    }
-}
