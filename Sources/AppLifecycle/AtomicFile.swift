@@ -26,7 +26,7 @@ public enum AtomicFile {
     /// us (root does; otherwise it stays ours, as any rewrite by its user).
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
                              owner: (uid: uid_t, gid: gid_t)? = nil) throws(WriteError) {
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let directory = split(path).directory
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw WriteError(path: path, operation: "open(temporary)", code: errno) }
@@ -81,18 +81,15 @@ public enum AtomicFile {
     /// temporary is never touched. Call it before writing (a writer that
     /// holds a lock shared by every writer of `path` calls it under the lock).
     public static func removeTemporariesOfDeadWriters(of path: String) {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard let entries = opendir(directory) else { return }
-        defer { closedir(entries) }
-        let prefix = name + ".tmp-"
-        while let entry = readdir(entries) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard file.hasPrefix(prefix), let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0
-            else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + file) }
-        }
+        let (directory, name) = split(path)
+        Leftovers.removeThoseOfDeadProcesses(in: directory, prefix: name + ".tmp-") { unlink($0) }
+    }
+
+    /// `path`'s directory (`.` for a bare name, `/` at the root) and file
+    /// name: where a temporary for `path` goes, and what it is named after.
+    public static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        return (slash == path.startIndex ? "/" : String(path[..<slash]), String(path[path.index(after: slash)...]))
     }
 
     /// Atomically replaces `path` with the UTF-8 of `text`.

@@ -1,3 +1,4 @@
+import AppLifecycle
 import Glibc
 import MainLoop
 
@@ -102,7 +103,7 @@ extension ControlServer {
     /// socket while its mode is being set), sets `mode`, and renames it
     /// into place (atomic, replacing a stale socket).
     static func bindThroughPrivateDirectory(_ fd: Int32, at path: String, mode: mode_t) throws(MainLoopError) -> FileIdentity {
-        let (parent, _) = FileWatcher.split(path)
+        let (parent, _) = AtomicFile.split(path)
         removeStagingOfDeadServers(in: parent)
         var template = Array("\(parent)/\(stagingPrefix)\(String(getpid(), radix: 16))-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else {
@@ -140,16 +141,9 @@ extension ControlServer {
     /// `parent` by servers that died between creating and removing them
     /// (SIGKILL): ours, named for a process that is gone.
     static func removeStagingOfDeadServers(in parent: String) {
-        guard let entries = opendir(parent) else { return }
-        defer { closedir(entries) }
-        while let entry = readdir(entries) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(stagingPrefix), let dash = name.firstIndex(of: "-"),
-                  let pid = Int32(name[name.index(name.startIndex, offsetBy: stagingPrefix.count)..<dash], radix: 16),
-                  pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
-            let directory = parent + "/" + name
+        Leftovers.removeThoseOfDeadProcesses(in: parent, prefix: stagingPrefix, radix: 16) { directory in
             var status = stat()
-            guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { continue }
+            guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { return }
             unlink(directory + "/s")
             rmdir(directory)
         }

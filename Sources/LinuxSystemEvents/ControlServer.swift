@@ -43,10 +43,10 @@ public final class ControlServer {
     private var acceptBackoff = ControlServer.firstAcceptBackoff
     private static let firstAcceptBackoff = Duration.milliseconds(100)
     private var acceptResume: LoopTimer?
-    private var acceptLog = LogRateLimit()
-    private var malformedLog = LogRateLimit()
-    /// Per-connection lines (refused peers, closes): a client can cause
-    /// them at loop speed, so they are rate-limited.
+    /// Lines a client can cause at loop speed (accept failures, malformed
+    /// requests, refused peers, closes), each site rate-limited.
+    private let acceptLog: RateLimitedLog
+    private let malformedLog: RateLimitedLog
     private let refusalLog: RateLimitedLog
     private let closeLog: RateLimitedLog
     private let loop: MainRunLoop
@@ -149,6 +149,8 @@ public final class ControlServer {
         self.idleTimeout = max(.milliseconds(1), idleTimeout)
         self.evictionGrace = max(.zero, evictionGrace)
         self.logger = logger
+        acceptLog = RateLimitedLog(logger: logger, loop: loop)
+        malformedLog = RateLimitedLog(logger: logger, loop: loop)
         refusalLog = RateLimitedLog(logger: logger, loop: loop)
         closeLog = RateLimitedLog(logger: logger, loop: loop)
         self.handler = handler
@@ -263,12 +265,10 @@ public final class ControlServer {
     /// at once would spin. Stop watching it for the backoff, then resume.
     private func pauseAccepting(after error: Int32) {
         acceptFailures += 1
-        if let note = acceptLog.admittedNote(at: loop.now) {
-            logger.warning("""
-                control socket: accept failed: \(String(cString: strerror(error))); \
-                pausing accepts for \(acceptBackoff)\(note)
-                """)
-        }
+        acceptLog.log(.warning, """
+            control socket: accept failed: \(String(cString: strerror(error))); \
+            pausing accepts for \(acceptBackoff)
+            """)
         guard let listenSource else { return }
         do {
             try listenSource.update(interest: [])
@@ -345,9 +345,7 @@ public final class ControlServer {
     /// Counts, logs (rate-limited) and answers a request that cannot be read.
     private func malformed(_ problem: String) -> JSONObject {
         malformedRequests += 1
-        if let note = malformedLog.admittedNote(at: loop.now) {
-            logger.notice("control socket: malformed request: \(problem)\(note)")
-        }
+        malformedLog.log(.notice, "control socket: malformed request: \(problem)")
         return EngineQueries.error(problem)
     }
 }

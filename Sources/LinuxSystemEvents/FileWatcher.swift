@@ -1,3 +1,4 @@
+import AppLifecycle
 import Glibc
 import MainLoop
 
@@ -58,7 +59,7 @@ public final class FileWatcher {
     @discardableResult
     public func watch(_ path: String, handler: @escaping () -> Void) throws(MainLoopError) -> Token {
         loop.preconditionInLoop()
-        let (directory, name) = Self.split(path)
+        let (directory, name) = AtomicFile.split(path)
         let descriptor: Int32
         if let existing = directories[directory] {
             descriptor = existing
@@ -76,7 +77,7 @@ public final class FileWatcher {
     /// removed once none of its files is watched.
     public func unwatch(_ token: Token) {
         loop.preconditionInLoop()
-        let (directory, name) = Self.split(token.path)
+        let (directory, name) = AtomicFile.split(token.path)
         guard let descriptor = directories[directory] else { return }
         watches[descriptor]?[name]?.removeAll { $0.id == token.id }
         if watches[descriptor]?[name]?.isEmpty ?? false { watches[descriptor]?[name] = nil }
@@ -89,7 +90,7 @@ public final class FileWatcher {
     @discardableResult
     public func unwatch(_ path: String) -> Bool {
         loop.preconditionInLoop()
-        let (directory, name) = Self.split(path)
+        let (directory, name) = AtomicFile.split(path)
         guard let descriptor = directories[directory], watches[descriptor]?[name] != nil else { return false }
         watches[descriptor]?[name] = nil
         removeWatchIfUnused(directory, descriptor)
@@ -108,12 +109,6 @@ public final class FileWatcher {
         directories.flatMap { directory, descriptor in
             (watches[descriptor] ?? [:]).keys.map { directory == "/" ? "/" + $0 : directory + "/" + $0 }
         }.sorted()
-    }
-
-    static func split(_ path: String) -> (directory: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 
     private func readEvents() {

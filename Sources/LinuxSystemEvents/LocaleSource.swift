@@ -44,12 +44,7 @@ public final class LocaleSource {
         self.post = post
         self.onProblem = onProblem
         fallback = Self.identifier(fromEnvironmentValue: ProcessEnvironment.value("LC_ALL") ?? ProcessEnvironment.value("LANG") ?? "C")
-        switch Self.read(path) {
-        case .success(let named): identifier = named ?? fallback
-        case .failure(let problem):
-            identifier = fallback
-            onProblem(problem)
-        }
+        identifier = Self.current(path, fallback: fallback, onProblem: onProblem) ?? fallback
         self.watcher = watcher
         watch = try watcher.watch(path) { [weak self] in self?.reload() }
     }
@@ -61,14 +56,22 @@ public final class LocaleSource {
 
     /// Re-reads the file and posts the identifier if it changed.
     public func reload() {
-        let current: String
-        switch Self.read(path) {
-        case .success(let named): current = named ?? fallback
-        case .failure(let problem): return onProblem(problem)
-        }
-        guard current != identifier else { return }
+        guard let current = Self.current(path, fallback: fallback, onProblem: onProblem), current != identifier
+        else { return }
         identifier = current
         post(.locale(current))
+    }
+
+    /// The identifier now (the file's, else `fallback`), or nil when the
+    /// file is there but was not read (then `onProblem` heard why).
+    private static func current(_ path: String, fallback: String,
+                                onProblem: (FileContents.RefusalReason) -> Void) -> String? {
+        switch read(path) {
+        case .success(let named): return named ?? fallback
+        case .failure(let problem):
+            onProblem(problem)
+            return nil
+        }
     }
 
     /// The identifier a locale file names (LC_ALL over LANG), nil when it

@@ -56,7 +56,9 @@ public final class SignificantTimeChangeSource {
         switch clock.readZoneIdentity() {
         case .success(let identity): zoneIdentity = identity
         case .failure(let problem):
-            zoneIdentity = clock.zoneIdentity()
+            // Unlike any identity read later, so a zone that becomes
+            // readable is a change (what `zoneIdentity()` says then too).
+            zoneIdentity = "unreadable: \(problem)"
             onProblem("time zone: \(problem); keeping the zone the C library has")
         }
         self.watcher = watcher

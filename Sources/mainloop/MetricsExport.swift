@@ -18,7 +18,7 @@ final class MetricsExport {
     let loopMetrics: LoopMetrics
     private let serviceMetrics: ServiceMetrics
     private var writer: LoopTimer?
-    private var failureLog = LogRateLimit()
+    private let failureLog: RateLimitedLog
 
     init(host: ServiceHost, hangThreshold: Duration?, file: String?, interval: Duration, logger: Logger) {
         _ = Self.bootstrap
@@ -27,6 +27,7 @@ final class MetricsExport {
         }
         let serviceMetrics = ServiceMetrics(host: host)
         self.serviceMetrics = serviceMetrics
+        failureLog = RateLimitedLog(logger: logger, loop: host.loop)
         host.metricsText = {
             serviceMetrics.sample()
             return Self.registry.emitToString()
@@ -35,17 +36,17 @@ final class MetricsExport {
         // A run killed mid-write (SIGKILL) left its temporary behind.
         AtomicFile.removeTemporariesOfDeadWriters(of: file)
         writer = host.loop.scheduleTimer(after: .zero, repeating: interval) { [weak self] in
-            self?.write(to: file, loop: host.loop, logger: logger)
+            self?.write(to: file)
         }
     }
 
     /// Writes the text now (also at exit, so the last numbers are kept).
-    func write(to file: String, loop: MainRunLoop, logger: Logger) {
+    func write(to file: String) {
         serviceMetrics.sample()
         do {
             try AtomicFile.write(Self.registry.emitToString(), to: file, mode: 0o644)
         } catch {
-            if let note = failureLog.admittedNote(at: loop.now) { logger.error("metrics file \(file): \(error)\(note)") }
+            failureLog.log(.error, "metrics file \(file): \(error)")
         }
     }
 

@@ -10,7 +10,8 @@ enum Output {
 
     /// Lines gathered into writes of about 64 KiB: for output that nobody
     /// reads live (a replay of a million lines makes a few hundred writes,
-    /// not a million). ``flush()`` writes what is gathered.
+    /// not a million). ``flush()`` writes what is gathered; call it at the
+    /// end (the replay does, in a `defer`, so an error keeps what came before).
     final class Batched {
         private var pending: [UInt8] = []
 
@@ -24,8 +25,6 @@ enum Output {
             Output.write(STDOUT_FILENO, pending)
             pending.removeAll(keepingCapacity: true)
         }
-
-        deinit { flush() }
     }
 
     private static func write(_ fd: Int32, _ text: String) {

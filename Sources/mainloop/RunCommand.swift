@@ -114,12 +114,10 @@ struct RunCommand: ParsableCommand {
         // Observations go through a bounded queue and a writer thread: the
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes)
-        var overflowLog = LogRateLimit()
+        let overflowLog = RateLimitedLog(logger: logger, loop: loop)
         let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
             guard !output.write(line: JSONValue.object(observation).jsonText) else { return }
-            if let note = overflowLog.admittedNote(at: loop.now) {
-                logger.warning("stdout is not being read fast enough: \(output.droppedLines) observations dropped so far\(note)")
-            }
+            overflowLog.log(.warning, "stdout is not being read fast enough: \(output.droppedLines) observations dropped so far")
         }
         service.extraStats = {
             let stats: JSONObject = ["outputDroppedLines": .number(Double(output.droppedLines)),
@@ -137,7 +135,7 @@ struct RunCommand: ParsableCommand {
         try service.start()
         systemd.ready()
         try loop.run()
-        if let metricsFile { metrics.write(to: metricsFile, loop: loop, logger: logger) }
+        if let metricsFile { metrics.write(to: metricsFile) }
         metrics.stop()
         memoryPressure?.stop()
         try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {

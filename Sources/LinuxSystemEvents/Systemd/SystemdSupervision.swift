@@ -31,7 +31,7 @@ public final class SystemdSupervision {
     private var watchdogTimer: LoopTimer?
     private var hangup: SignalSource?
     private var stateObserver: Int?
-    private var failureLog = LogRateLimit()
+    private let failureLog: RateLimitedLog
     /// SIGHUP can come at any rate from any process of the user.
     private let reloadLog: RateLimitedLog
 
@@ -44,6 +44,7 @@ public final class SystemdSupervision {
         self.watchdog = watchdog
         self.logger = logger
         reloadLog = RateLimitedLog(logger: logger, loop: host.loop)
+        failureLog = RateLimitedLog(logger: logger, loop: host.loop)
         hangup = try host.loop.addSignal(SIGHUP) { [weak self] in self?.reload() }
         if notifier != nil {
             stateObserver = host.application.addEngineObserver { [weak self] event in
@@ -113,7 +114,7 @@ public final class SystemdSupervision {
         do {
             try send(notifier)
         } catch {
-            if let note = failureLog.admittedNote(at: host.loop.now) { logger.warning("systemd notify: \(error)\(note)") }
+            failureLog.log(.warning, "systemd notify: \(error)")
         }
     }
 }

@@ -1,0 +1,24 @@
+import Glibc
+
+/// What a process leaves behind when it is killed between creating a file
+/// and renaming or removing it (an ``AtomicFile`` temporary, a control
+/// socket's staging directory). Such names carry the process's id, so a
+/// later process can tell a dead one's leftovers from a live one's work.
+public enum Leftovers {
+    /// Calls `remove` with the path of each entry of `directory` named
+    /// `prefix` + a process id (digits in `radix`) + `-` + anything, whose
+    /// process no longer exists (`kill(pid, 0)` fails with `ESRCH`). A live
+    /// process's entry is never passed; an unreadable directory passes none.
+    public static func removeThoseOfDeadProcesses(in directory: String, prefix: String, radix: Int = 10,
+                                                  remove: (String) -> Void) {
+        guard let entries = opendir(directory) else { return }
+        defer { closedir(entries) }
+        while let entry = readdir(entries) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let rest = name.dropFirst(prefix.count)
+            guard name.hasPrefix(prefix), let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash], radix: radix),
+                  pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            remove(directory == "/" ? "/" + name : directory + "/" + name)
+        }
+    }
+}
