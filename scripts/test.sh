@@ -13,17 +13,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
+# Every process descended from PID, found through parent links (`ps
+# --ppid`), whatever session it runs in.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
 # Runs a test command with a time limit, so a hang fails the run at once,
-# naming the step, instead of at CI's limit. Exit-test children run in their
-# own sessions, out of timeout's reach, so they are killed by name.
+# naming the step, instead of at CI's limit. At the limit a watchdog kills
+# the step and every process it started, by PID (exit-test children run in
+# sessions of their own, out of a process group's reach); nothing else on
+# the machine, such as another checkout's test run, is touched.
 bounded() {
   local limit=$1 status=0
   shift
-  timeout --kill-after=30 "$limit" "$@" || status=$?
-  if [ "$status" -ne 0 ]; then
-    pkill -9 -f 'MainLoopPackageTests.xctest' || true
-    [ "$status" -eq 124 ] && echo "error: '$*' did not finish within $limit (a hang)" >&2
-  fi
+  "$@" &
+  local step=$!
+  (
+    sleep "$limit"
+    echo "error: '$*' did not finish within $limit (a hang)" >&2
+    kill -9 $(descendants "$step") "$step" 2>/dev/null || true
+  ) </dev/null >/dev/null &
+  local watchdog=$!
+  wait "$step" || status=$?
+  kill $(descendants "$watchdog") "$watchdog" 2>/dev/null || true
+  wait "$watchdog" 2>/dev/null || true
   return "$status"
 }
 
