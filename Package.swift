@@ -4,32 +4,37 @@ import PackageDescription
 // MainLoop: an iOS-style main run loop for Linux services, built on libevent.
 //
 // Module graph (each arrow is "depends on"):
-//   CLibevent            system library over Debian's libevent-dev
-//   MainLoop          -> CLibevent            serial run loop, no lifecycle knowledge
-//   MainLoopJSON                              small JSON value (exact numbers), parser and printer
+//   CLibevent, CLinux     system libraries (libevent-dev; Linux system calls)
+//   MainLoop           -> CLibevent, CLinux   serial run loop, no lifecycle knowledge
+//   MainLoopJSON                              small JSON value (exact numbers), parser, printer, Decodable
 //   SystemNotifications -> MainLoopJSON       pure coalescing engine: kinds, rules, plain-data events, CoalescingTable
-//   AppLifecycle      -> MainLoop, SystemNotifications   pure state machine + Application (ordered inbox,
-//                                                         per-run state, notification center) on the loop
-//   EngineWire        -> AppLifecycle         the SPEC §6 request vocabulary, §7 recorder, query replies
-//   ScenarioReplay    -> EngineWire           SPEC §6/§7 replay on the deterministic loop
-//   LinuxSystemEvents -> EngineWire, Logging  real sources, defaults store, control socket, service host
-//   MainLoopMetrics   -> LinuxSystemEvents, CoreMetrics        loop, center and socket metrics via swift-metrics
-//   MainLoopServiceLifecycle -> LinuxSystemEvents, ServiceLifecycle   a ServiceGroup service (separate product)
-//   mainloop (CLI)    -> ScenarioReplay, LinuxSystemEvents, MainLoopMetrics, Prometheus, ArgumentParser
+//   AppLifecycle       -> MainLoop, SystemNotifications   pure state machine + Application (ordered inbox,
+//                                                          per-run state, notification center) on the loop
+//   EngineWire         -> AppLifecycle        the request vocabulary, the observation recorder, query replies
+//   ScenarioReplay     -> EngineWire, FileSupport          scenario replay on the deterministic loop
+//   FileSupport                               files and the environment read without trusting them, atomic writes
+//   ServiceLogging     -> MainLoop, Logging   logging that never blocks the loop (bounded, rate-limited)
+//   ControlSocket      -> MainLoop, MainLoopJSON, FileSupport, ServiceLogging
+//                                             the Unix-socket transport of JSON lines; knows nothing of the lifecycle
+//   LinuxSystemEvents  -> SystemNotifications, FileSupport, ServiceLogging   the real sources (time, locale, defaults)
+//   ServiceKit         -> all of the above    the parts of a Linux service, each attachable to any Application
+//                                             (systemd, job control, memory pressure, the control responder,
+//                                             the Linux sources as one part, ServiceRunner, ServiceHost)
+//   MainLoopKit        -> ServiceKit          the umbrella: `import MainLoopKit` is enough for a service
+//   MainLoopMetrics    -> ServiceKit, CoreMetrics              loop, center and socket metrics (opt-in)
+//   MainLoopServiceLifecycle -> ServiceKit, ServiceLifecycle   a ServiceGroup service (opt-in)
+//   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus, ArgumentParser
 //
-// Users who need neither metrics nor swift-service-lifecycle depend on the
-// other products and build neither package (only the targets of the
-// products they use are built).
+// Products: MainLoop (the loop alone), MainLoopKit (everything a service
+// needs), ScenarioReplay (conformance checks), and the two opt-in
+// integrations. Users who need neither metrics nor swift-service-lifecycle
+// build neither package (only the targets of the products they use are built).
 let package = Package(
     name: "MainLoop",
     products: [
         .library(name: "MainLoop", targets: ["MainLoop"]),
-        .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
-        .library(name: "SystemNotifications", targets: ["SystemNotifications"]),
-        .library(name: "EngineWire", targets: ["EngineWire"]),
+        .library(name: "MainLoopKit", targets: ["MainLoopKit"]),
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
-        .library(name: "LinuxSystemEvents", targets: ["LinuxSystemEvents"]),
-        .library(name: "MainLoopJSON", targets: ["MainLoopJSON"]),
         .library(name: "MainLoopMetrics", targets: ["MainLoopMetrics"]),
         .library(name: "MainLoopServiceLifecycle", targets: ["MainLoopServiceLifecycle"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
@@ -55,20 +60,39 @@ let package = Package(
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON"]),
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),
         .target(name: "EngineWire", dependencies: ["AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
-        .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
+        .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "FileSupport"]),
+        .target(name: "FileSupport"),
+        .target(name: "ServiceLogging", dependencies: ["MainLoop", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "ControlSocket",
+            dependencies: ["MainLoop", "MainLoopJSON", "FileSupport", "ServiceLogging",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "LinuxSystemEvents",
-            dependencies: ["MainLoop", "EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "CLinux",
+            dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "FileSupport", "ServiceLogging", "CLinux",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "ServiceKit",
+            dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "EngineWire", "FileSupport",
+                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "CLinux",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "MainLoopKit",
+            dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "EngineWire", "FileSupport",
+                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "ServiceKit",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "MainLoopMetrics",
-            dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "LinuxSystemEvents",
+            dependencies: ["MainLoopKit",
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         .target(
             name: "MainLoopServiceLifecycle",
-            dependencies: ["MainLoop", "AppLifecycle",
+            dependencies: ["MainLoopKit",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -76,7 +100,7 @@ let package = Package(
             name: "mainloop",
             dependencies: [
                 "ScenarioReplay",
-                "LinuxSystemEvents",
+                "MainLoopKit",
                 "MainLoopMetrics",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -100,7 +124,7 @@ let package = Package(
         .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),
-        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["LinuxSystemEvents", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",

@@ -1,4 +1,4 @@
-import AppLifecycle
+import FileSupport
 
 /// Why a user-defaults operation failed; a failed write changes nothing.
 public enum UserDefaultsError: Error, Equatable, CustomStringConvertible, Sendable {

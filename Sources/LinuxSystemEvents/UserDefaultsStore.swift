@@ -1,4 +1,4 @@
-import AppLifecycle
+import FileSupport
 import Glibc
 import MainLoopJSON
 

@@ -1,4 +1,4 @@
-import AppLifecycle
+import FileSupport
 import Glibc
 
 /// The wall clock and local time zone the time sources consult. The

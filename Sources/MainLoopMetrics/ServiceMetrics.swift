@@ -1,7 +1,5 @@
-import AppLifecycle
 import CoreMetrics
-import LinuxSystemEvents
-import SystemNotifications
+import MainLoopKit
 
 /// The notification center's and the control socket's numbers through
 /// swift-metrics, sampled from their counters by ``sample()``:
@@ -18,17 +16,23 @@ import SystemNotifications
 /// Counters advance by what changed since the previous sample, so a
 /// backend sees monotonic counters. Loop thread only.
 public final class ServiceMetrics {
-    private let host: ServiceHost
+    private let application: Application
+    /// The control socket whose counters are sampled (nil: none yet).
+    public weak var server: ControlServer?
     /// Counters by label set, and the value each was last advanced to.
     private var counters: [String: (counter: Counter, last: Int)] = [:]
     private var gauges: [String: Gauge] = [:]
 
-    /// Metrics for `host`; nothing is recorded until ``sample()``.
-    public init(host: ServiceHost) { self.host = host }
+    /// Metrics for `application`'s center and state and, when given,
+    /// `server`'s socket; nothing is recorded until ``sample()``.
+    public init(application: Application, server: ControlServer? = nil) {
+        self.application = application
+        self.server = server
+    }
 
-    /// Brings every metric up to date with the host's counters.
+    /// Brings every metric up to date with the counters.
     public func sample() {
-        for (kind, stats) in host.center.statistics {
+        for (kind, stats) in application.notifications.statistics {
             let outcomes: [(String, Int)] = [
                 ("received", stats.received), ("deliveredLive", stats.deliveredLive), ("held", stats.held),
                 ("deliveredMerged", stats.deliveredMerged), ("folded", stats.folded), ("cancelled", stats.cancelled),
@@ -40,9 +44,9 @@ public final class ServiceMetrics {
             gauge("mainloop_notifications_pending", [("kind", kind.name)]).record(stats.pending)
         }
         for state in AppState.allCases {
-            gauge("mainloop_app_state", [("state", state.rawValue)]).record(state == host.application.state ? 1 : 0)
+            gauge("mainloop_app_state", [("state", state.rawValue)]).record(state == application.state ? 1 : 0)
         }
-        guard let control = host.control else { return }  // not started yet
+        guard let control = server else { return }  // not serving (yet)
         gauge("mainloop_socket_connections", []).record(control.connectionCount)
         advance("mainloop_socket_refused_total", [("reason", "peer")], to: control.refusedPeers)
         advance("mainloop_socket_refused_total", [("reason", "idle")], to: control.idleClosed)

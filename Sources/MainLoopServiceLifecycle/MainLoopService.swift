@@ -1,7 +1,5 @@
-import AppLifecycle
 import Glibc
-import Logging
-import MainLoop
+import MainLoopKit
 import ServiceLifecycle
 
 /// A MainLoop application as a swift-service-lifecycle `Service`: run it

@@ -1,3 +1,4 @@
+import FileSupport
 import AppLifecycle
 import EngineWire
 import MainLoopJSON

@@ -1,8 +1,5 @@
-import AppLifecycle
+import MainLoopKit
 import ArgumentParser
-import EngineWire
-import LinuxSystemEvents
-import MainLoopJSON
 
 /// `mainloop ctl`: sends one request to a running service.
 struct CtlCommand: ParsableCommand {

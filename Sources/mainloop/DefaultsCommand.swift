@@ -1,6 +1,5 @@
+import MainLoopKit
 import ArgumentParser
-import LinuxSystemEvents
-import MainLoopJSON
 
 /// `mainloop defaults`: edits a user-defaults domain from another process,
 /// like macOS's `defaults`. A running service notices the change.

@@ -1,11 +1,7 @@
-import AppLifecycle
+import MainLoopKit
 import ArgumentParser
 import Dispatch
 import Glibc
-import LinuxSystemEvents
-import Logging
-import MainLoop
-import MainLoopJSON
 
 /// `mainloop demo`: the main job for a new user. A real service on the real
 /// libevent loop, driven from outside for a few seconds: it is suspended,

@@ -1,8 +1,5 @@
-import AppLifecycle
 import CoreMetrics
-import LinuxSystemEvents
-import Logging
-import MainLoop
+import MainLoopKit
 import MainLoopMetrics
 import Prometheus
 
@@ -17,6 +14,7 @@ final class MetricsExport {
 
     let loopMetrics: LoopMetrics
     private let serviceMetrics: ServiceMetrics
+    private unowned let host: ServiceHost
     private var writer: LoopTimer?
     private let failureLog: RateLimitedLog
 
@@ -25,13 +23,16 @@ final class MetricsExport {
         loopMetrics = LoopMetrics(loop: host.loop, hangThreshold: hangThreshold) { hang in
             logger.warning("loop hang: \(hang)")
         }
-        let serviceMetrics = ServiceMetrics(host: host)
+        // The socket opens in host.start(), after this: sampled once open.
+        let serviceMetrics = ServiceMetrics(application: host.application)
         self.serviceMetrics = serviceMetrics
         failureLog = RateLimitedLog(logger: logger, loop: host.loop)
-        host.metricsText = {
+        host.metricsText = { [unowned host] in
+            serviceMetrics.server = host.control
             serviceMetrics.sample()
             return Self.registry.emitToString()
         }
+        self.host = host
         guard let file else { return }
         // A run killed mid-write (SIGKILL) left its temporary behind.
         AtomicFile.removeTemporariesOfDeadWriters(of: file)
@@ -42,6 +43,7 @@ final class MetricsExport {
 
     /// Writes the text now (also at exit, so the last numbers are kept).
     func write(to file: String) {
+        serviceMetrics.server = host.control
         serviceMetrics.sample()
         do {
             try AtomicFile.write(Self.registry.emitToString(), to: file, mode: 0o644)

@@ -1,10 +1,6 @@
 import ArgumentParser
 import Glibc
-import LinuxSystemEvents
-import Logging
-import MainLoop
-import MainLoopJSON
-import SystemNotifications
+import MainLoopKit
 
 /// `mainloop run`: the host service on the real loop.
 struct RunCommand: ParsableCommand {
@@ -80,8 +76,6 @@ struct RunCommand: ParsableCommand {
         // Read before anything else: the variables are removed from the
         // environment so that children do not take them for theirs.
         let inherited = try SocketActivation.controlSocket(in: SocketActivation.takePassedSockets())
-        let notifier = try SystemdNotifier.fromEnvironment()
-        let watchdog = try WatchdogSettings.fromEnvironment()
         let socketPath: String
         if let inherited, socket == nil {
             socketPath = SocketActivation.boundPath(of: inherited)
@@ -100,17 +94,6 @@ struct RunCommand: ParsableCommand {
         options.limits.maxValueBytes = maxValueBytes
         options.maxReplyBytes = maxReplyBytes
         let loop = try MainRunLoop()
-        // Every signal is handled before the socket exists (it appears in
-        // service.start()): a supervisor that sees the socket may signal at once.
-        var host: ServiceHost?
-        var supervision: SystemdSupervision?
-        let stop = {
-            supervision?.stopping()
-            host?.shutdown()
-            loop.stop()
-        }
-        let terminate = try loop.addSignal(SIGTERM, handler: stop)
-        let interrupt = try loop.addSignal(SIGINT, handler: stop)
         // Observations go through a bounded queue and a writer thread: the
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes)
@@ -125,70 +108,24 @@ struct RunCommand: ParsableCommand {
                                      "logDroppedLines": .number(Double(BoundedLogHandler.standardError.droppedLines))]
             return stats
         }
-        host = service
         let metrics = MetricsExport(host: service, hangThreshold: hangThreshold > 0 ? .seconds(fractional: hangThreshold) : nil,
                                     file: metricsFile, interval: .seconds(fractional: metricsInterval), logger: logger)
-        let systemd = try SystemdSupervision(host: service, notifier: notifier, watchdog: watchdog, logger: logger)
-        supervision = systemd
-        let jobControl = try JobControl(host: service, logger: logger)
-        let memoryPressure = try Self.watchMemoryPressure(service, purgeAfter: memoryPressurePurgeAfter, logger: logger)
+        // Every signal is handled before the socket exists (it appears in
+        // service.start()): a supervisor that sees the socket may signal at once.
+        let runner = try ServiceRunner(application: service.application, logger: logger,
+                                       configuration: .init(memoryPressurePurgeAfter: .seconds(fractional: memoryPressurePurgeAfter)))
+        runner.onReload = { service.reloadSources() }
+        runner.status = { service.statusLine }
+        runner.onStop = { service.shutdown() }
         try service.start()
-        systemd.ready()
-        try loop.run()
+        try runner.run()
         if let metricsFile { metrics.write(to: metricsFile) }
         metrics.stop()
-        memoryPressure?.stop()
-        try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {
-            try terminate.remove()
-            try interrupt.remove()
-            jobControl.remove()
-            systemd.remove()
-        }
         let unwritten = output.finish(within: .seconds(1))
         if unwritten > 0 || output.droppedLines > 0 {
             logger.warning("stdout: \(output.droppedLines) observations dropped, \(unwritten) bytes left unwritten at exit")
         }
         Logging.flush()
-    }
-
-    /// Watches memory pressure where systemd's variables say, or the
-    /// cgroup's or the system's PSI file. A watch the environment asked for
-    /// that cannot be set up is an error; a discovered one that cannot is
-    /// a warning (a kernel or container without PSI triggers).
-    static func watchMemoryPressure(_ service: ServiceHost, purgeAfter: Double,
-                                    logger: Logger) throws -> MemoryPressureMonitor? {
-        let settings = try MemoryPressureSettings.fromEnvironment()
-        guard settings.watchPath != nil else {
-            logger.info("memory pressure: not watched (MEMORY_PRESSURE_WATCH=/dev/null or no PSI on this kernel)")
-            return nil
-        }
-        do {
-            let monitor = try MemoryPressureMonitor(application: service.application, settings: settings,
-                                                    purgeAfter: .seconds(fractional: purgeAfter), logger: logger)
-            logger.info("memory pressure: watching \(monitor.path)")
-            return monitor
-        } catch {
-            guard getenv("MEMORY_PRESSURE_WATCH") == nil else { throw error }
-            logger.warning("memory pressure: not watched: \(error)")
-            return nil
-        }
-    }
-
-    /// From here on the process is exiting: a repeated SIGTERM or SIGINT
-    /// must not end it with 143 or 130 (nor a SIGHUP with 129, nor a
-    /// SIGTSTP stop it). Removing a libevent signal source restores the
-    /// default action, so the signals are blocked on this thread (the only
-    /// one that takes them: libdispatch's threads block them), handed back
-    /// by `removeSources`, set to be ignored (which discards one pending
-    /// meanwhile), and unblocked.
-    static func ignoreWhileExiting(_ signals: [Int32], removeSources: () throws -> Void) throws {
-        var exiting = sigset_t()
-        sigemptyset(&exiting)
-        for number in signals { sigaddset(&exiting, number) }
-        pthread_sigmask(SIG_BLOCK, &exiting, nil)
-        try removeSources()
-        for number in signals { signal(number, SIG_IGN) }
-        pthread_sigmask(SIG_UNBLOCK, &exiting, nil)
     }
 }
 

@@ -35,28 +35,3 @@ import Testing
     }
 }
 
-@Suite struct AtomicFileTests {
-    @Test func replacesTheFileWholeAndLeavesNoTemporaryBehind() throws {
-        var template = Array("/tmp/mainloop-atomic-XXXXXX".utf8CString)
-        let directory = String(cString: mkdtemp(&template)!)
-        let path = directory + "/state.json"
-        try AtomicFile.write("{\"v\":1}", to: path)
-        try AtomicFile.write("{\"v\":2}", to: path)
-        let fd = open(path, O_RDONLY)
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = read(fd, &buffer, 64)
-        close(fd)
-        #expect(String(decoding: buffer[0..<max(0, count)], as: UTF8.self) == "{\"v\":2}")
-        let listing = opendir(directory)!
-        var names: [String] = []
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(listing)
-        #expect(names == ["state.json"])
-        #expect(throws: AtomicFile.WriteError.self) { try AtomicFile.write("x", to: directory + "/missing/dir/file") }
-    }
-}

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import Testing
 
 /// The service's stdout writer: a bounded queue drained by its own thread.

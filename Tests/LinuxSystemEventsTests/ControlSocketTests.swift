@@ -1,7 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import Logging
 import MainLoop
 import MainLoopJSON

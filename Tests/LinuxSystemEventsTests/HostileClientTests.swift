@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import Logging
 import MainLoop
 import MainLoopJSON

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import MainLoopJSON
 import Testing
 

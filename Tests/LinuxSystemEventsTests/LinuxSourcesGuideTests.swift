@@ -1,7 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import MainLoop
 import SystemNotifications
 import Testing

@@ -1,4 +1,4 @@
-import LinuxSystemEvents
+import MainLoopKit
 import MainLoop
 import Testing
 

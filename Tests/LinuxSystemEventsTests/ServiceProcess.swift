@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import MainLoopJSON
 
 /// `mainloop run` as a real process on a socket in a private directory,

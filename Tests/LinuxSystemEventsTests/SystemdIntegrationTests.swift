@@ -1,7 +1,7 @@
 import AppLifecycle
 import Foundation
 import Glibc
-import LinuxSystemEvents
+import MainLoopKit
 import Logging
 import MainLoop
 import MainLoopJSON
@@ -97,8 +97,9 @@ final class Locked<Value>: @unchecked Sendable {
             let logger = Logger(label: "test")
             let host = try ServiceHost(options: options, loop: loop, logger: logger) { _ in }
             loop.startMonitoring(hangThreshold: .milliseconds(300)) { hang in hangs.mutate { $0.append(hang) } }
-            let supervision = try SystemdSupervision(host: host, notifier: notifier,
-                                                     watchdog: WatchdogSettings(period: .milliseconds(100)), logger: logger)
+            let supervision = try SystemdSupervision(application: host.application, notifier: notifier,
+                                                     watchdog: WatchdogSettings(period: .milliseconds(100)), logger: logger,
+                                                     status: { host.statusLine }, reload: host.reloadSources)
             try host.start()
             supervision.ready()
             running.value = (host, supervision)

@@ -1,12 +1,12 @@
 import Glibc
 
 /// Building `sockaddr_un` for a path.
-enum UnixSocketAddress {
+public enum UnixSocketAddress {
     /// The longest path `sockaddr_un` holds (including the terminator).
-    static let maxPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+    public static let maxPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
 
     /// Calls `body` with a `sockaddr` for `path`, or returns nil if the path is too long.
-    static func with<Result>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result? {
+    public static func with<Result>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result? {
         let bytes = Array(path.utf8)
         guard bytes.count < maxPathBytes else { return nil }
         return withAddress(bytes + [0], length: socklen_t(MemoryLayout<sockaddr_un>.size), body)
@@ -15,7 +15,7 @@ enum UnixSocketAddress {
     /// Like ``with(_:_:)``, but a name starting with `@` is a Linux abstract
     /// address (the `@` becomes a NUL byte and the length counts the name
     /// exactly), as `$NOTIFY_SOCKET` may name one.
-    static func withPathOrAbstract<Result>(_ name: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result? {
+    public static func withPathOrAbstract<Result>(_ name: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result? {
         guard name.hasPrefix("@") else { return with(name, body) }
         var bytes = Array(name.utf8)
         bytes[0] = 0

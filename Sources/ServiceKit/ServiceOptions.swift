@@ -1,3 +1,5 @@
+import ControlSocket
+import LinuxSystemEvents
 import Glibc
 import SystemNotifications
 
@@ -33,4 +35,10 @@ public struct ServiceOptions: Sendable {
     public var inheritedSocket: Int32?
 
     public init(socketPath: String) { self.socketPath = socketPath }
+
+    /// The sources' part of these options.
+    public var sourceSettings: LinuxSources.Settings {
+        LinuxSources.Settings(defaultsFile: defaultsFile, domain: domain, localeFile: localeFile, zoneFiles: zoneFiles,
+                              detectClockSet: detectClockSet, maxDefaultsFileBytes: maxDefaultsFileBytes)
+    }
 }

@@ -1,3 +1,6 @@
+import ControlSocket
+import LinuxSystemEvents
+import ServiceLogging
 import AppLifecycle
 import Glibc
 import Logging
@@ -9,7 +12,7 @@ import MainLoop
 /// - SIGTSTP sends the app home (active → background → suspended when no
 ///   background work is open), then stops the process with SIGSTOP.
 /// - SIGCONT re-reads what may have changed while the process was stopped
-///   (``ServiceHost/reloadSources()``: defaults written by another process,
+///   (the `reload` closure, e.g. ``LinuxSources/reload()``: defaults written by another process,
 ///   the locale and zone files, a clock set), which the suspended app holds,
 ///   then brings it to the foreground: one merged notification per kind,
 ///   after willEnterForeground. Only an app that SIGTSTP sent home is
@@ -22,27 +25,31 @@ import MainLoop
 public final class JobControl {
     /// Whether the app is home because of SIGTSTP (and SIGCONT brings it back).
     public private(set) var sentHomeByStop = false
-    private let host: ServiceHost
+    private let application: Application
+    private let reload: () -> Void
     private let logger: Logger
     /// Any process of the user can send these signals at any rate.
     private let signalLog: RateLimitedLog
     private let stopProcess: () -> Void
     private var sources: [SignalSource] = []
 
-    /// Installs the SIGTSTP and SIGCONT handlers on the host's loop.
+    /// Installs the SIGTSTP and SIGCONT handlers on the application's loop.
     /// - Parameters:
-    ///   - host: the service whose app goes home and comes back.
+    ///   - application: the app that goes home and comes back.
     ///   - logger: where stops and continues are logged.
+    ///   - reload: re-reads the sources after a continue (before the app
+    ///     comes back, so what changed meanwhile is held and merged).
     ///   - stopProcess: stops the process (default: SIGSTOP to
     ///     itself; it returns when the process is continued).
-    public init(host: ServiceHost, logger: Logger,
+    public init(application: Application, logger: Logger, reload: @escaping () -> Void = {},
                 stopProcess: @escaping () -> Void = { kill(getpid(), SIGSTOP) }) throws(MainLoopError) {
-        self.host = host
+        self.application = application
+        self.reload = reload
         self.logger = logger
-        signalLog = RateLimitedLog(logger: logger, loop: host.loop)
+        signalLog = RateLimitedLog(logger: logger, loop: application.loop)
         self.stopProcess = stopProcess
-        sources.append(try host.loop.addSignal(SIGTSTP) { [weak self] in self?.stopRequested() })
-        sources.append(try host.loop.addSignal(SIGCONT) { [weak self] in self?.continued() })
+        sources.append(try application.loop.addSignal(SIGTSTP) { [weak self] in self?.stopRequested() })
+        sources.append(try application.loop.addSignal(SIGCONT) { [weak self] in self?.continued() })
     }
 
     /// Removes the handlers (SIGTSTP then stops the process at once again).
@@ -54,7 +61,6 @@ public final class JobControl {
     }
 
     private func stopRequested() {
-        let application = host.application
         if application.state == .active || application.state == .inactive {
             do {
                 try application.perform(.home)
@@ -71,8 +77,7 @@ public final class JobControl {
     }
 
     private func continued() {
-        host.reloadSources()
-        let application = host.application
+        reload()
         if sentHomeByStop {
             sentHomeByStop = false
             if application.state == .suspended || application.state == .background {

@@ -1,10 +1,13 @@
+import ControlSocket
+import LinuxSystemEvents
+import ServiceLogging
 import AppLifecycle
 import Glibc
 import Logging
 import MainLoop
 
-/// A ``ServiceHost`` under a service manager: the notify protocol
-/// (`READY=1` once the socket listens, `STATUS=` on every state change,
+/// Any application under a service manager: the notify protocol
+/// (`READY=1` once the service serves, `STATUS=` on every state change,
 /// `RELOADING=1`/`READY=1` around a SIGHUP reload, `STOPPING=1`) and the
 /// watchdog (`WATCHDOG=1` every half period, sent by a timer *on the loop
 /// thread*, so a loop blocked in a callback stops the pings and systemd
@@ -22,11 +25,13 @@ public final class SystemdSupervision {
     public private(set) var watchdogPings = 0
     /// SIGHUP reloads done.
     public private(set) var reloads = 0
-    /// Called during a reload, after the sources are re-read (re-read your
-    /// own configuration here).
+    /// Called during a reload, after `reload` (re-read more of your own
+    /// configuration here).
     public var onReload: () -> Void = {}
 
-    private let host: ServiceHost
+    private let application: Application
+    private let statusLine: () -> String
+    private let reloadSources: () -> Void
     private let logger: Logger
     private var watchdogTimer: LoopTimer?
     private var hangup: SignalSource?
@@ -35,19 +40,34 @@ public final class SystemdSupervision {
     /// SIGHUP can come at any rate from any process of the user.
     private let reloadLog: RateLimitedLog
 
-    /// Installs the SIGHUP handler and the status updates; call ``ready()``
-    /// once the service serves.
-    public init(host: ServiceHost, notifier: SystemdNotifier?, watchdog: WatchdogSettings?,
-                logger: Logger) throws(MainLoopError) {
-        self.host = host
+    /// Installs the SIGHUP handler (unless `handlesHangup` is false, as
+    /// under a `ServiceGroup`, which owns the signal) and the status
+    /// updates; call ``ready()`` once the service serves.
+    /// - Parameters:
+    ///   - application: the app whose state changes are reported.
+    ///   - notifier: where notifications go (``SystemdNotifier/fromEnvironment()``).
+    ///   - watchdog: the watchdog request (``WatchdogSettings/fromEnvironment()``).
+    ///   - status: the `STATUS=` line (default: the app's state).
+    ///   - reload: re-reads what a reload re-reads (e.g. ``LinuxSources/reload()``).
+    public init(application: Application, notifier: SystemdNotifier?, watchdog: WatchdogSettings?,
+                logger: Logger, handlesHangup: Bool = true,
+                status: @escaping () -> String = { "" }, reload: @escaping () -> Void = {}) throws(MainLoopError) {
+        self.application = application
         self.notifier = notifier
         self.watchdog = watchdog
         self.logger = logger
-        reloadLog = RateLimitedLog(logger: logger, loop: host.loop)
-        failureLog = RateLimitedLog(logger: logger, loop: host.loop)
-        hangup = try host.loop.addSignal(SIGHUP) { [weak self] in self?.reload() }
+        reloadSources = reload
+        statusLine = { [unowned application] in
+            let line = status()
+            return line.isEmpty ? "app \(application.state.rawValue)" : line
+        }
+        reloadLog = RateLimitedLog(logger: logger, loop: application.loop)
+        failureLog = RateLimitedLog(logger: logger, loop: application.loop)
+        if handlesHangup {
+            hangup = try application.loop.addSignal(SIGHUP) { [weak self] in self?.reload() }
+        }
         if notifier != nil {
-            stateObserver = host.application.addEngineObserver { [weak self] event in
+            stateObserver = application.addEngineObserver { [weak self] event in
                 guard case .stateChanged = event, let self else { return }
                 self.reportStatus()
             }
@@ -56,9 +76,9 @@ public final class SystemdSupervision {
 
     /// `READY=1` with the status, and the watchdog pings start.
     public func ready() {
-        notify { try $0.ready(status: host.statusLine) }
+        notify { try $0.ready(status: statusLine()) }
         guard let watchdog, notifier != nil, watchdogTimer == nil else { return }
-        watchdogTimer = host.loop.scheduleTimer(after: watchdog.pingInterval, repeating: watchdog.pingInterval) {
+        watchdogTimer = application.loop.scheduleTimer(after: watchdog.pingInterval, repeating: watchdog.pingInterval) {
             [weak self] in self?.ping()
         }
         ping()
@@ -68,9 +88,9 @@ public final class SystemdSupervision {
         logger.info("systemd watchdog: pinging every \(watchdog.pingInterval) from the loop thread")
     }
 
-    /// `STATUS=` with the host's status line.
+    /// `STATUS=` with the status line.
     public func reportStatus() {
-        notify { try $0.status(host.statusLine) }
+        notify { try $0.status(statusLine()) }
     }
 
     /// Sends one `WATCHDOG=1`.
@@ -79,15 +99,15 @@ public final class SystemdSupervision {
         notify { try $0.watchdogPing() }
     }
 
-    /// SIGHUP: `RELOADING=1` (with `MONOTONIC_USEC`), re-read the sources
-    /// and the caller's configuration (``onReload``), `READY=1`.
+    /// SIGHUP: `RELOADING=1` (with `MONOTONIC_USEC`), re-read (`reload`,
+    /// then ``onReload``), `READY=1`.
     public func reload() {
         notify { try $0.reloading(status: "reloading: re-reading locale, zone, defaults and configuration") }
         reloadLog.log(.info, "SIGHUP: reloading")
-        host.reloadSources()
+        reloadSources()
         onReload()
         reloads += 1
-        notify { try $0.ready(status: host.statusLine) }
+        notify { try $0.ready(status: statusLine()) }
     }
 
     /// `STOPPING=1`; the watchdog pings stop.
@@ -101,7 +121,7 @@ public final class SystemdSupervision {
     public func remove() {
         watchdogTimer?.cancel()
         watchdogTimer = nil
-        if let stateObserver { host.application.removeEngineObserver(stateObserver) }
+        if let stateObserver { application.removeEngineObserver(stateObserver) }
         stateObserver = nil
         if let hangup, !hangup.isRemoved {
             do { try hangup.remove() } catch { logger.error("removing the SIGHUP source: \(error)") }

@@ -1,3 +1,6 @@
+import ControlSocket
+import LinuxSystemEvents
+import FileSupport
 import Glibc
 
 /// The service manager's watchdog request: `$WATCHDOG_USEC` (the period)

@@ -1,3 +1,6 @@
+import ControlSocket
+import LinuxSystemEvents
+import FileSupport
 import Glibc
 import MainLoop
 

@@ -2,10 +2,10 @@ import Glibc
 
 /// The wall-clock time of an observation or a log line: Unix seconds (to
 /// the millisecond) and ISO 8601 in UTC with milliseconds. UTC, so no zone
-/// file is read (a zone file may be anything, see ``SystemWallClock``).
-enum UTCTimestamp {
+/// file is read (a zone file may be anything, see `SystemWallClock` in LinuxSystemEvents).
+public enum UTCTimestamp {
     /// Now, as `at` (Unix seconds) and `iso` (`2026-11-24T01:50:00.123Z`).
-    static func now() -> (at: Double, iso: String) {
+    public static func now() -> (at: Double, iso: String) {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         var seconds = spec.tv_sec

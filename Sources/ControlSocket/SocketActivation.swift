@@ -1,3 +1,4 @@
+import FileSupport
 import Glibc
 import MainLoop
 

@@ -1,3 +1,6 @@
+import ControlSocket
+import LinuxSystemEvents
+import ServiceLogging
 import AppLifecycle
 import CLinux
 import Glibc

@@ -1,4 +1,4 @@
-import EngineWire
+import ServiceLogging
 import Glibc
 import Logging
 import MainLoop
@@ -255,7 +255,7 @@ public final class ControlServer {
 
     /// Best-effort error line, then close.
     private func refuse(_ fd: Int32, _ message: String) {
-        let line = Array((JSONValue.object(EngineQueries.error(message)).jsonText + "\n").utf8)
+        let line = Array((JSONValue.object(ControlReply.error(message)).jsonText + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(fd)
     }
@@ -346,7 +346,7 @@ public final class ControlServer {
     private func malformed(_ problem: String) -> JSONObject {
         malformedRequests += 1
         malformedLog.log(.notice, "control socket: malformed request: \(problem)")
-        return EngineQueries.error(problem)
+        return ControlReply.error(problem)
     }
 }
 

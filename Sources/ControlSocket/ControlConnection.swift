@@ -1,4 +1,3 @@
-import EngineWire
 import Glibc
 import MainLoop
 import MainLoopJSON
@@ -133,7 +132,7 @@ final class ControlConnection {
 
     private func rejectOversize() {
         input.removeAll()
-        reply(EngineQueries.error("request line exceeds \(maxLineBytes) bytes; closing the connection"))
+        reply(ControlReply.error("request line exceeds \(maxLineBytes) bytes; closing the connection"))
         closeAfterFlush()
     }
 
@@ -142,7 +141,7 @@ final class ControlConnection {
     private func peerFinishedSending() {
         if input.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
             input.removeAll()
-            reply(EngineQueries.error("incomplete request: the connection was closed before a newline"))
+            reply(ControlReply.error("incomplete request: the connection was closed before a newline"))
         }
         closeAfterFlush()
     }
@@ -196,7 +195,7 @@ final class ControlConnection {
 
     /// Tells the client why, as far as its socket takes it, and closes.
     func closeWithError(_ message: String, reason: String) {
-        reply(EngineQueries.error(message))
+        reply(ControlReply.error(message))
         close(reason: reason)
     }
 

@@ -1,0 +1,13 @@
+import MainLoopJSON
+
+/// The reply shapes the socket itself produces (for a request it cannot
+/// hand to its handler: an over-long line, invalid UTF-8, a bad peer).
+/// The socket knows nothing of what requests mean; a handler's replies are
+/// its own, and `{"ok": false, "error": …}` is the shape clients such as
+/// `mainloop ctl` read as a failure.
+public enum ControlReply {
+    /// `{"ok": false, "error": message}`.
+    public static func error(_ message: String) -> JSONObject {
+        ["ok": false, "error": .string(message)]
+    }
+}

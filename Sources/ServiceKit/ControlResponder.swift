@@ -1,0 +1,146 @@
+import AppLifecycle
+import ControlSocket
+import EngineWire
+import Glibc
+import Logging
+import MainLoop
+import MainLoopJSON
+import SystemNotifications
+
+/// The standard request vocabulary of the control socket for any
+/// application: lifecycle commands, system events, input and queries
+/// (docs/BEHAVIOUR.md, "The request vocabulary"), so `mainloop ctl` drives
+/// your service as it drives `mainloop run`.
+///
+/// ```swift
+/// let responder = ControlResponder(application: application)
+/// let server = try responder.serve(path: "/run/my-service/control.sock", logger: logger)
+/// // keep `server`: releasing it (on the loop thread) closes the socket
+/// ```
+///
+/// Every request takes effect before its reply is made (`ok` means
+/// applied); nothing a client sends throws or changes anything when it is
+/// refused. Loop thread only.
+public final class ControlResponder {
+    /// The application the requests drive.
+    public let application: Application
+    /// The largest query reply, in bytes of JSON; a bigger one is refused
+    /// with an error that says so.
+    public var maxReplyBytes: Int
+    /// More counters for a `stats` reply (your own, or an output queue's).
+    public var extraStats: () -> JSONObject = { JSONObject() }
+    /// The metrics as Prometheus text for the `metrics` query (set by
+    /// whoever collects them, e.g. MainLoopMetrics); nil: the query is
+    /// answered with an error that says so.
+    public var metricsText: (() -> String)?
+    /// The server whose counters a `stats` reply includes (set by
+    /// ``serve(path:mode:logger:)``, or by you for a server you made).
+    public weak var server: ControlServer?
+
+    /// A responder for `application`'s lifecycle and notification center.
+    public init(application: Application, maxReplyBytes: Int = 1 << 20) {
+        self.application = application
+        self.maxReplyBytes = maxReplyBytes
+    }
+
+    /// Opens the control socket and answers on it: the socket systemd
+    /// passed (socket activation, named `control` or the only one) when
+    /// `path` is nil, else `path`, else the default path
+    /// (``/ControlSocket/DefaultSocketPath/resolve(creating:)``).
+    /// - Parameter passed: the sockets systemd passed; read them once, at
+    ///   start, with ``/ControlSocket/SocketActivation/takePassedSockets()``
+    ///   (which removes the variables), before anything that may fork.
+    /// - Returns: the server; it lives as long as you hold it.
+    /// - Throws: when the socket cannot be opened (the error names the path).
+    public func serve(path: String?, mode: mode_t = 0o600, passed: [SocketActivation.PassedSocket] = [],
+                      logger: Logger) throws -> ControlServer {
+        let loop = application.loop
+        let handler: (JSONValue) -> JSONObject = { [weak self] request in
+            self?.handle(request) ?? ControlReply.error("the service is shutting down")
+        }
+        let made: ControlServer
+        if path == nil, let inherited = try SocketActivation.controlSocket(in: passed) {
+            made = try ControlServer(loop: loop, adopting: inherited, path: SocketActivation.boundPath(of: inherited),
+                                     logger: logger, handler: handler)
+        } else {
+            made = try ControlServer(loop: loop, path: path ?? DefaultSocketPath.resolve(creating: true), mode: mode,
+                                     logger: logger, handler: handler)
+        }
+        server = made
+        return made
+    }
+
+    /// Answers one control request. Never throws: every problem becomes an
+    /// error reply, and a refused request changes nothing.
+    public func handle(_ request: JSONValue) -> JSONObject {
+        guard let object = request.objectValue else {
+            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, query")
+        }
+        let decoded: EngineRequest
+        do {
+            decoded = try RequestDecoder.decode(object, context: .controlSocket)
+        } catch {
+            return EngineQueries.error(error.problem)
+        }
+        switch decoded {
+        case .lifecycle(let command):
+            do {
+                try application.perform(command)
+                return ["ok": true, "state": .string(application.state.rawValue)]
+            } catch {
+                return EngineQueries.error(error.description)
+            }
+        case .system(let json):
+            let center = application.notifications
+            do {
+                try center.post(try center.decodeEvent(json))
+                return ["ok": true]
+            } catch {
+                return EngineQueries.error("\(error)")
+            }
+        case .input(let id):
+            do {
+                let discardedBefore = application.discardedInputCount
+                try application.deliverInput(id)
+                guard application.discardedInputCount == discardedBefore else {
+                    // Accepted and applied, but the app was not active: say so.
+                    return ["ok": true, "discarded": true,
+                            "reason": .string("the app is \(application.state.rawValue); input reaches only an active app")]
+                }
+                return ["ok": true]
+            } catch {
+                return EngineQueries.error("\(error)")
+            }
+        case .query(.metrics):
+            guard let metricsText else { return EngineQueries.reply(.metrics, application: application) }
+            let text = metricsText()
+            guard text.utf8.count <= maxReplyBytes else {
+                return EngineQueries.error("the metrics text would be \(text.utf8.count) bytes, over the limit of \(maxReplyBytes)")
+            }
+            return ["ok": true, "text": .string(text)]
+        case .query(let query):
+            let reply = EngineQueries.reply(query, application: application, extraStats: controlStats())
+            let size = JSONValue.object(reply).jsonText.utf8.count
+            guard size <= maxReplyBytes else {
+                return EngineQueries.error("the '\(query.rawValue)' reply would be \(size) bytes, over the limit of \(maxReplyBytes)")
+            }
+            return reply
+        case .app:
+            return EngineQueries.error("'app' actions are scenario steps, not control requests")
+        }
+    }
+
+    /// The socket's counters and ``extraStats``, for a `stats` reply.
+    private func controlStats() -> JSONObject {
+        var stats = JSONObject()
+        if let server {
+            stats = ["refusedPeers": .number(Double(server.refusedPeers)),
+                     "malformedRequests": .number(Double(server.malformedRequests)),
+                     "acceptFailures": .number(Double(server.acceptFailures)),
+                     "idleClosed": .number(Double(server.idleClosed)),
+                     "evicted": .number(Double(server.evicted))]
+        }
+        for (key, value) in extraStats() { stats[key] = value }
+        return stats
+    }
+}

@@ -1,0 +1,136 @@
+import ControlSocket
+import LinuxSystemEvents
+import ServiceLogging
+import AppLifecycle
+import EngineWire
+import Glibc
+import Logging
+import MainLoop
+import MainLoopJSON
+import SystemNotifications
+
+/// `mainloop run`'s app: an application with the Linux sources
+/// (``LinuxSources``), the control socket answering the standard
+/// vocabulary (``ControlResponder``), and every observation recorded.
+/// It is one composition of the service parts; build your own from the
+/// same parts (docs: "Your own service").
+///
+/// Every observation (the recorder's shape, with the wall-clock time in
+/// `at` as Unix seconds and `time` as ISO 8601) goes to `output`. Create
+/// and use it on the loop thread.
+public final class ServiceHost {
+    public let loop: MainRunLoop
+    public let application: Application
+    public let center: SystemNotificationCenter
+    /// The Linux sources (time, locale, defaults) posting into ``center``.
+    public let sources: LinuxSources
+    /// The user-defaults store the sources watch.
+    public var defaults: UserDefaultsStore { sources.defaults }
+    /// The control socket's requests, answered for ``application``.
+    public let responder: ControlResponder
+    /// The control socket's server, from ``start()`` on.
+    public private(set) var control: ControlServer?
+    private let options: ServiceOptions
+    private let logger: Logger
+    private let observer: ObservationRecorder
+    /// More counters for a `stats` reply (e.g. the output pump's drops).
+    public var extraStats: () -> JSONObject {
+        get { responder.extraStats }
+        set { responder.extraStats = newValue }
+    }
+    /// The metrics as Prometheus text, for the `metrics` query (set by
+    /// whoever collects them, e.g. `MainLoopMetrics`); nil: the query is
+    /// answered with an error.
+    public var metricsText: (() -> String)? {
+        get { responder.metricsText }
+        set { responder.metricsText = newValue }
+    }
+    /// Set by the first ``shutdown()``: later calls do nothing.
+    private var isShutDown = false
+
+    /// Builds the service (the sources), not yet serving or launched:
+    /// ``start()`` opens the socket and launches the app.
+    public init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+                configuration: LifecycleConfiguration = LifecycleConfiguration(),
+                output: @escaping (JSONObject) -> Void) throws {
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+        application = Application(loop: loop, configuration: configuration, limits: options.limits)
+        center = application.notifications
+        observer = ObservationRecorder(timestamp: { ServiceHost.wallClockFields() }, sink: output)
+        try observer.attach(to: application)
+        sources = try LinuxSources(center: center, logger: logger, settings: options.sourceSettings)
+        responder = ControlResponder(application: application, maxReplyBytes: options.maxReplyBytes)
+    }
+
+    /// Sets the system's current values from the sources, opens the control
+    /// socket (binds it, or serves the inherited one) and launches the app
+    /// (`launchInBackground` with `background`).
+    ///
+    /// The socket appears only here, so whatever the caller sets up between
+    /// `init` and `start()` (signal handlers, a supervisor link) is in place
+    /// before a client can reach the service.
+    /// - Throws: when the socket cannot be opened (nothing is launched then),
+    ///   or on a second call.
+    public func start() throws {
+        guard control == nil else { throw ServiceError.alreadyStarted("ServiceHost.start") }
+        sources.setInitialValues()
+        let made: ControlServer
+        if let inherited = options.inheritedSocket {
+            made = try ControlServer(loop: loop, adopting: inherited, path: options.socketPath, logger: logger,
+                                     handler: responderHandler)
+        } else {
+            made = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger,
+                                     handler: responderHandler)
+        }
+        responder.server = made
+        control = made
+        logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
+                                                  "locale": "\(sources.localeIdentifier)"])
+        try application.perform(options.background ? .launchInBackground : .launch)
+    }
+
+    /// The server's handler. Weak: a host released on another thread is
+    /// gone before its server's cleanup runs on the loop; a request in
+    /// between is refused.
+    private var responderHandler: (JSONValue) -> JSONObject {
+        { [weak responder] request in responder?.handle(request) ?? ControlReply.error("the service is shutting down") }
+    }
+
+    /// Re-reads every source the service watches (the locale and zone
+    /// files, a clock set, the defaults file) and posts what changed: for
+    /// SIGHUP (reload), and after the process was stopped and continued,
+    /// when the file watchers' events may not have been seen yet. Sources
+    /// compare with what they last posted, so a change is posted once.
+    public func reloadSources() { sources.reload() }
+
+    /// One line for a service manager's status: the app's state, what is
+    /// held for it, and the socket.
+    public var statusLine: String {
+        let held = application.state == .suspended ? ", \(center.heldSlotCount) notifications held" : ""
+        return "app \(application.state.rawValue)\(held); control socket \(options.socketPath)"
+    }
+
+    /// Terminates the app if it is running code (willTerminate) or
+    /// suspended, and closes the control socket.
+    public func shutdown() {
+        guard !isShutDown else { return }  // a repeated SIGTERM calls it again
+        isShutDown = true
+        if application.state != .notRunning {
+            do { try application.perform(.terminate) } catch { logger.error("terminate at shutdown: \(error)") }
+        }
+        control?.stop()
+        logger.info("service stopped")
+    }
+
+    /// Answers one control request (the standard vocabulary, see
+    /// ``ControlResponder/handle(_:)``).
+    public func handle(_ request: JSONValue) -> JSONObject { responder.handle(request) }
+
+    /// `at` (Unix seconds) and `time` (ISO 8601, UTC, milliseconds).
+    static func wallClockFields() -> JSONObject {
+        let (at, iso) = UTCTimestamp.now()
+        return ["at": .number(at), "time": .string(iso)]
+    }
+}
