@@ -40,9 +40,13 @@ public final class Application {
     public let loop: MainRunLoop
     /// The limits and declared modes.
     public let configuration: LifecycleConfiguration
-    /// The app. Held weakly, as UIKit holds its delegate: the app object
-    /// owns the application, not the other way round.
-    public weak var delegate: (any ApplicationDelegate)?
+    /// The app's delegate, held strongly, as `UIApplicationMain` keeps the
+    /// delegate it creates: a delegate passed inline stays alive. A
+    /// delegate that holds its application makes a cycle that lives as
+    /// long as you keep either (for a service's app delegate, the process);
+    /// set `delegate = nil` to end it sooner. For a `@MainActor` class on
+    /// ``/MainLoop/MainRunLoop/main``, see ``mainActorDelegate``.
+    public var delegate: (any ApplicationDelegate)?
 
     /// The current state, as last announced by a `state` step.
     public private(set) var state: AppState = .notRunning
@@ -101,7 +105,7 @@ public final class Application {
     /// - Parameters:
     ///   - loop: the loop it runs on; every call is made on its thread.
     ///   - configuration: the time limits and background modes (SPEC §2, §3).
-    ///   - delegate: the app's delegate, held weakly (keep it alive).
+    ///   - delegate: the app's delegate (held strongly).
     ///   - limits: bounds on what the notification engine stores.
     /// - Precondition: called on the loop thread, on a loop that is not shut down.
     public init(loop: MainRunLoop, configuration: LifecycleConfiguration = LifecycleConfiguration(),

@@ -9,8 +9,8 @@ import SystemNotifications
 ///
 /// The scenario replay records these lines with the manual clock; the
 /// `mainloop run` service prints them with the wall clock. ``attach(to:)``
-/// makes it the application's delegate (held weakly by the application:
-/// keep the recorder), an engine observer and an observer of every kind.
+/// makes it the application's delegate (the application holds it), an
+/// engine observer and an observer of every kind.
 public final class ObservationRecorder: ApplicationDelegate {
     private let timestamp: () -> JSONObject
     private let sink: (JSONObject) -> Void

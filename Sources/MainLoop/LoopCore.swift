@@ -16,6 +16,9 @@ import Synchronization
 final class LoopCore: @unchecked Sendable {
     /// The thread the loop belongs to (the thread that created it). Immutable.
     @usableFromInline let owner: pthread_t
+    /// Whether the loop belongs to the process's main thread (for the
+    /// off-thread message: an async main is the usual cause there).
+    let ownerIsMainThread: Bool
 
     /// The libevent base; nil once the loop is shut down. Loop thread only.
     @exclusivity(unchecked) @usableFromInline var base: OpaquePointer?
@@ -58,6 +61,7 @@ final class LoopCore: @unchecked Sendable {
 
     init(base: OpaquePointer, deterministic: Bool) {
         self.owner = pthread_self()
+        ownerIsMainThread = CLibevent_is_main_thread() != 0
         self.base = base
         self.isDeterministic = deterministic
     }
@@ -94,9 +98,18 @@ final class LoopCore: @unchecked Sendable {
 
     /// The failure of ``preconditionInLoop(function:file:line:)``.
     func offLoopThread(function: StaticString, file: StaticString, line: UInt) -> Never {
+        // The usual way to get here on the main loop is an `async` main:
+        // Swift parks the main thread in dispatch_main(), code after an
+        // `await` runs on another thread, and no loop runs on the main
+        // thread at all. A hop would not help; the fix is a synchronous main.
+        let mainLoopHint = ownerIsMainThread
+            ? " If this is MainRunLoop.main after an `await` in `static func main() async`: an async main never runs "
+                + "the main loop (Swift parks the main thread in dispatch_main()), so make main() synchronous, call "
+                + "MainRunLoop.main.run() there, and start async code with MainRunLoop.runMain { ... } or a Task."
+            : ""
         preconditionFailure("\(function) (\(file)) must be called on its loop's thread: a loop and everything bound to it "
                             + "(sources, timers, channels, applications) are used on the thread that created the loop; "
-                            + "from elsewhere, hop with loop.execute", file: file, line: line)
+                            + "from elsewhere, hop with loop.execute." + mainLoopHint, file: file, line: line)
     }
 
     @usableFromInline

@@ -277,8 +277,15 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Runs the loop until ``stop()``. Returns at once if a stop was already
     /// requested (the request is consumed either way).
+    ///
+    /// Unavailable from async code: it blocks its thread until the loop
+    /// stops, and in an `async` main the main thread is not yours (Swift
+    /// parks it in dispatch_main(), and code after an `await` runs on
+    /// another thread). Run the main loop from a synchronous `main()`, with
+    /// async code in ``runMain(_:)`` or a `Task`.
     /// - Throws: ``MainLoopError/shutDown`` after shutdown,
     ///   ``MainLoopError/reentrantDispatch`` from a callback.
+    @available(*, noasync, message: "run() blocks its thread until stop(): call it from a synchronous main() (an async main never runs the main loop); for async code use MainRunLoop.runMain { ... } or start a Task before run()")
     public func run() throws(MainLoopError) {
         guard try begin(.running), let base = core.base else { return }
         defer { end() }

@@ -26,6 +26,41 @@ import Testing
         ])
     }
 
+    /// A `@MainActor` class is the delegate and an observer (issue 18): the
+    /// delegate passed inline stays alive, every callback runs on the main
+    /// thread, the observer gets one merged notification on resume, and an
+    /// engine observer sees background and suspended as they happen.
+    @Test func aMainActorDelegateAndObserverOnTheMainLoop() throws {
+        #expect(try probe("mainActorApp") == [
+            "monitor inactive",
+            "delegate didFinishLaunching #1 main=true",
+            "monitor active",
+            "delegate didBecomeActive #2 main=true",
+            "observer orientationDidChange x1 seen=1",
+            "delegate willResignActive #3 main=true",
+            "monitor inactive",
+            "monitor background",
+            "delegate didEnterBackground #4 main=true",
+            "monitor suspended",
+            "monitor background",
+            "delegate willEnterForeground #5 main=true",
+            "monitor inactive",
+            "observer orientationDidChange x2 seen=2",
+            "monitor active",
+            "delegate didBecomeActive #6 main=true",
+            "delegate input tap #7 main=true",
+            "delegate willTerminate #8 main=true",
+            "monitor notRunning",
+            "delegate kept: true",
+        ])
+    }
+
+    /// `MainRunLoop.runMain` runs async main-actor code on the main loop,
+    /// stops when it returns and rethrows its error.
+    @Test func runMainRunsAsyncCodeOnTheMainLoop() throws {
+        #expect(try probe("runMain") == ["async body main=true inLoop=true", "runMain returned", "runMain rethrew"])
+    }
+
     @Test func mainActorSleepOnTheRealClockResumesOnTheMainThread() throws {
         #expect(try probe("sleep") == ["slept enough: true main=true"])
     }

@@ -16,7 +16,7 @@ import Testing
         let loop = try MainRunLoop()
         var configuration = LifecycleConfiguration()
         configuration.didEnterBackgroundLimit = .milliseconds(50)
-        // The application holds its delegate weakly (as UIKit does): keep it.
+        // The application holds its delegate.
         let blocking = Blocking(block: .milliseconds(200)), quickDelegate = Blocking(block: .milliseconds(1))
         defer { withExtendedLifetime((blocking, quickDelegate)) {} }
         let app = Application(loop: loop, configuration: configuration, delegate: blocking)

@@ -33,6 +33,8 @@ do {
     case "foreground", "wake": try gating(resume: scenario == "foreground" ? .foreground : .wake)
     case "killed": try killedWhileSuspended()
     case "sleep": try realClockSleep()
+    case "mainActorApp": try mainActorApp()
+    case "runMain": try runMainScenario()
     default:
         say("unknown scenario '\(scenario)'")
         exit(2)
