@@ -116,11 +116,16 @@ let package = Package(
         .executableTarget(name: "MainQueueProbe", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications"],
                           path: "Tests/MainQueueProbe"),
         // A ServiceGroup with a MainLoopService, shut down by SIGTERM, as a child process.
-        .executableTarget(name: "ServiceGroupProbe", dependencies: ["MainLoopServiceLifecycle", "AppLifecycle",
+        .executableTarget(name: "ServiceGroupProbe", dependencies: ["MainLoopServiceLifecycle", "MainLoopKit",
                                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                                     .product(name: "Logging", package: "swift-log")],
                           path: "Tests/ServiceGroupProbe"),
-        .testTarget(name: "ServiceLifecycleTests", dependencies: ["MainLoopServiceLifecycle", "TestSupport", "ServiceGroupProbe"]),
+        // The same on the main thread's loop, with a @MainActor delegate.
+        .executableTarget(name: "ServiceGroupMainLoopProbe", dependencies: ["MainLoopServiceLifecycle", "MainLoopKit",
+                                                                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+                          path: "Tests/ServiceGroupMainLoopProbe"),
+        .testTarget(name: "ServiceLifecycleTests", dependencies: ["MainLoopServiceLifecycle", "TestSupport", "ServiceGroupProbe",
+                                                                  "ServiceGroupMainLoopProbe"]),
         .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),

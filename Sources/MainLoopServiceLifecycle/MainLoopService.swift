@@ -5,12 +5,21 @@ import ServiceLifecycle
 /// A MainLoop application as a swift-service-lifecycle `Service`: run it
 /// in a `ServiceGroup` beside your other services.
 ///
-/// `run()` starts a loop on its own thread (``/MainLoop/LoopThread``), builds the
-/// application there with your `setUp` closure, launches it, and waits.
-/// Graceful shutdown (the group's `gracefulShutdownSignals`, or another
-/// service ending) maps onto the lifecycle: `terminate` (willTerminate, once,
-/// if the app runs code), then the loop stops and its thread ends, then
-/// `run()` returns. Cancellation does the same.
+/// `run()` builds the application on its loop with your `setUp` closure,
+/// launches it, and waits. The loop is either a loop thread of its own
+/// (``Placement/ownThread``) or the main thread's loop
+/// (``Placement/mainLoop``), where `@MainActor` code runs: run the group
+/// inside ``/MainLoop/MainRunLoop/runMain(_:)`` then. Graceful shutdown
+/// (the group's `gracefulShutdownSignals`, or another service ending) maps
+/// onto the lifecycle: `terminate` (willTerminate, once, if the app runs
+/// code), then what `setUp` built is released on the loop thread, then an
+/// own loop stops and its thread ends, and `run()` returns. Cancellation
+/// does the same.
+///
+/// **A home for loop-bound objects.** `setUp` returns the application and
+/// every part that must live as long as it runs (a control server, the
+/// Linux sources, a supervisor): ``Running/init(_:keeping:)``. The service
+/// keeps them until shutdown and releases them on the loop thread.
 ///
 /// **Signals.** A `ServiceGroup` owns the signals it is configured with;
 /// the service reserves SIGTERM, SIGINT and SIGHUP for it
@@ -22,43 +31,110 @@ public final class MainLoopService: Service, Sendable {
     /// The signals a `ServiceGroup` is expected to own.
     public static let groupSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
-    private let setUp: @Sendable (MainRunLoop) throws -> Application
+    /// Where the application's loop runs.
+    public enum Placement: Sendable {
+        /// A loop thread started by ``run()`` and ended at shutdown.
+        case ownThread
+        /// ``/MainLoop/MainRunLoop/main``, on the main thread, which you
+        /// run (``/MainLoop/MainRunLoop/runMain(_:)`` around the group);
+        /// `@MainActor` code runs on it. The service does not stop it.
+        case mainLoop
+    }
+
+    /// What `setUp` built: the application and the parts kept with it.
+    public struct Running {
+        /// The application launched by the service.
+        public let application: Application
+        /// Kept until shutdown, then released on the loop thread.
+        public let parts: [AnyObject]
+
+        /// The application, keeping `parts` alive as long as it runs.
+        public init(_ application: Application, keeping parts: [AnyObject] = []) {
+            self.application = application
+            self.parts = parts
+        }
+    }
+
+    /// How the application is built: on any loop, or by main-actor code.
+    private enum SetUp: Sendable {
+        case onLoop(@Sendable (MainRunLoop) throws -> Running)
+        case onMainActor(@MainActor @Sendable () throws -> Running)
+    }
+
+    private let setUp: SetUp
     private let launch: LifecycleCommand
+    private let placement: Placement
     private let logger: Logger
 
     /// - Parameters:
     ///   - launch: `.launch` or `.launchInBackground`.
+    ///   - placement: where the loop runs (default: a thread of its own).
     ///   - logger: where starting and stopping are logged.
     ///   - setUp: runs on the loop thread; builds the application (its
-    ///     delegate, sources, observers) without launching it.
-    public init(launch: LifecycleCommand = .launch, logger: Logger,
-                setUp: @escaping @Sendable (MainRunLoop) throws -> Application) {
+    ///     delegate, sources, observers) without launching it, and the parts to keep.
+    public init(launch: LifecycleCommand = .launch, placement: Placement = .ownThread, logger: Logger,
+                setUp: @escaping @Sendable (MainRunLoop) throws -> Running) {
         precondition(launch == .launch || launch == .launchInBackground, "launch must be .launch or .launchInBackground")
         self.launch = launch
+        self.placement = placement
         self.logger = logger
-        self.setUp = setUp
+        self.setUp = .onLoop(setUp)
         MainRunLoop.reserveSignals(Self.groupSignals, for: "the ServiceGroup (swift-service-lifecycle)")
     }
 
+    /// A service on the main thread's loop (``Placement/mainLoop``) whose
+    /// application is built by main-actor code, e.g. with
+    /// ``/AppLifecycle/Application/init(mainActorDelegate:configuration:limits:)``.
+    /// Run the group inside ``/MainLoop/MainRunLoop/runMain(_:)``.
+    public init(launch: LifecycleCommand = .launch, logger: Logger,
+                mainActorSetUp: @escaping @MainActor @Sendable () throws -> Running) {
+        precondition(launch == .launch || launch == .launchInBackground, "launch must be .launch or .launchInBackground")
+        self.launch = launch
+        placement = .mainLoop
+        self.logger = logger
+        setUp = .onMainActor(mainActorSetUp)
+        MainRunLoop.reserveSignals(Self.groupSignals, for: "the ServiceGroup (swift-service-lifecycle)")
+    }
+
+    /// Like ``init(launch:placement:logger:setUp:)`` for a `setUp` that
+    /// builds only the application (nothing else to keep).
+    public convenience init(launch: LifecycleCommand = .launch, placement: Placement = .ownThread, logger: Logger,
+                            setUp: @escaping @Sendable (MainRunLoop) throws -> Application) {
+        self.init(launch: launch, placement: placement, logger: logger) { loop in Running(try setUp(loop)) }
+    }
+
     /// Runs the application until graceful shutdown or cancellation.
-    /// - Throws: what `setUp` or the launch threw (the loop is stopped then).
+    /// - Throws: what `setUp` or the launch threw (an own loop is stopped then).
     public func run() async throws {
-        let thread = try LoopThread.start()
-        let application: ApplicationHandle
+        let thread: LoopThread? = placement == .ownThread ? try LoopThread.start() : nil
+        let loop = thread?.loop ?? MainRunLoop.main
+        let home = RunningHome()
         do {
-            application = try await onLoop(thread) { [setUp, launch] loop in
-                let application = try setUp(loop)
-                try application.perform(launch)
-                return ApplicationHandle(application)
+            try await Self.onLoop(loop) { [setUp, launch] loop in
+                switch setUp {
+                case .onLoop(let build):
+                    home.running = try build(loop)
+                case .onMainActor(let build):
+                    // On the main loop, whose thread is the main actor's (checked).
+                    try MainActor.assumeIsolated { home.running = try build() }
+                }
+                try home.running?.application.perform(launch)
             }
         } catch {
-            // The setUp error is the one to throw; a failure to stop is logged.
-            do { try thread.stopAndJoin() } catch let stopError { logger.error("stopping the loop after a failed setUp: \(stopError)") }
+            // The setUp error is the one to throw; a failure to clean up is logged.
+            do {
+                try await Self.onLoop(loop) { _ in home.running = nil }
+            } catch let releaseError {
+                logger.error("releasing what setUp built after it failed: \(releaseError)")
+            }
+            if let thread {
+                do { try thread.stopAndJoin() } catch let stopError { logger.error("stopping the loop after a failed setUp: \(stopError)") }
+            }
             throw error
         }
         logger.info("MainLoop application running", metadata: ["state": "\(launch)"])
         // Returns on graceful shutdown; throws CancellationError on cancellation.
-        // Either way the app is terminated and the loop stopped.
+        // Either way the app is terminated and its parts released.
         let reason: String
         do {
             try await gracefulShutdown()
@@ -67,25 +143,26 @@ public final class MainLoopService: Service, Sendable {
             reason = "cancellation"
         }
         let logger = self.logger
-        let state = try await onLoop(thread) { _ in
-            let app = application.application
+        let state = try await Self.onLoop(loop) { _ in
+            guard let app = home.running?.application else { return AppState.notRunning }
             if app.state != .notRunning {
                 do { try app.perform(.terminate) } catch { logger.error("terminate: \(error)") }
             }
+            home.running = nil  // the parts go here, on the loop thread
             return app.state
         }
-        try thread.stopAndJoin()
+        try thread?.stopAndJoin()
         logger.info("MainLoop application stopped", metadata: ["reason": "\(reason)", "state": "\(state)"])
     }
 
     /// Runs `body` on the loop thread and waits for it without blocking a
     /// cooperative thread.
-    private func onLoop<Value: Sendable>(_ thread: LoopThread,
-                                         _ body: @escaping @Sendable (MainRunLoop) throws -> Value) async throws -> Value {
+    private static func onLoop<Value: Sendable>(_ loop: MainRunLoop,
+                                                _ body: @escaping @Sendable (MainRunLoop) throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             do {
-                try thread.loop.execute {
-                    continuation.resume(with: Result { try body(thread.loop) })
+                try loop.execute {
+                    continuation.resume(with: Result { try body(loop) })
                 }
             } catch {
                 continuation.resume(throwing: error)
@@ -94,9 +171,10 @@ public final class MainLoopService: Service, Sendable {
     }
 }
 
-/// Carries the loop-bound application between the loop thread's closures
-/// (it is only touched there).
-private struct ApplicationHandle: @unchecked Sendable {
-    let application: Application
-    init(_ application: Application) { self.application = application }
+/// Where the loop-bound application and its parts live between the loop
+/// thread's closures. Safe to share: `running` is read and written only
+/// inside closures that run on the loop thread, one at a time (the loop is
+/// serial); the async code that holds the box never touches it.
+private final class RunningHome: @unchecked Sendable {
+    var running: MainLoopService.Running?
 }

@@ -1,10 +1,8 @@
 // A ServiceGroup that owns SIGTERM, running a MainLoopService; the probe
 // sends itself a real SIGTERM once the app is active. Prints one line per
 // lifecycle callback and what the loop said about taking SIGTERM itself.
-import AppLifecycle
+import MainLoopKit
 import Glibc
-import Logging
-import MainLoop
 import MainLoopServiceLifecycle
 import ServiceLifecycle
 
@@ -36,7 +34,7 @@ enum Thread {
     }
 }
 
-/// Keeps the delegate alive (the application holds it weakly, like UIKit).
+/// The delegates made (the application holds its own; this list only counts them).
 nonisolated(unsafe) var delegates: [PrintingDelegate] = []
 
 var logger = Logger(label: "probe")

@@ -25,4 +25,19 @@ import TestSupport
         #expect(result.output.contains("group failed") && result.output.contains("the app could not be built"), "\(result.output)")
         #expect(!result.output.contains("didBecomeActive"))
     }
+
+    /// Issue 18: the app on the main thread's loop (placement .mainLoop,
+    /// inside MainRunLoop.runMain), a @MainActor delegate, and a part the
+    /// service keeps until shutdown and releases on the main thread.
+    @Test func onTheMainLoopWithAMainActorDelegateAndAKeptPart() throws {
+        let result = try BuiltExecutable.run("ServiceGroupMainLoopProbe", [], timeout: 30)
+        #expect(result.status == 0, "stdout: \(result.output)\nstderr: \(result.error)")
+        #expect(result.output.split(separator: "\n").map(String.init) == [
+            "didBecomeActive main=true",
+            "willTerminate main=true",
+            "part released main=true",
+            "group finished",
+            "main loop stopped",
+        ])
+    }
 }
