@@ -23,9 +23,7 @@ let package = Package(
             name: "DispatchBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "MainLoop", package: "MainLoop"),
-                .product(name: "AppLifecycle", package: "MainLoop"),
-                .product(name: "SystemNotifications", package: "MainLoop"),
+                .product(name: "MainLoopKit", package: "MainLoop"),
             ],
             path: "Benchmarks/DispatchBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -34,12 +32,9 @@ let package = Package(
             name: "compare",
             dependencies: [
                 "CRawLibevent",
-                .product(name: "MainLoop", package: "MainLoop"),
-                .product(name: "AppLifecycle", package: "MainLoop"),
-                .product(name: "SystemNotifications", package: "MainLoop"),
+                .product(name: "MainLoopKit", package: "MainLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "MainLoopJSON", package: "MainLoop"),
             ]
         ),
     ]

@@ -6,22 +6,34 @@ import PackageDescription
 // main package, like the benchmarks; CI builds it and runs it.
 //
 //   swift run --package-path Examples heartbeat-service [--seconds N]
+//   swift run --package-path Examples template-service --socket /tmp/my.sock
 let package = Package(
     name: "MainLoopExamples",
     products: [
         .executable(name: "heartbeat-service", targets: ["HeartbeatService"]),
+        .executable(name: "template-service", targets: ["TemplateService"]),
     ],
     dependencies: [
         .package(name: "MainLoop", path: "../"),
+        // Only for the template's `metrics` query (Prometheus text).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .executableTarget(
             name: "HeartbeatService",
             dependencies: [
-                .product(name: "MainLoop", package: "MainLoop"),
-                .product(name: "AppLifecycle", package: "MainLoop"),
-                .product(name: "SystemNotifications", package: "MainLoop"),
-                .product(name: "MainLoopJSON", package: "MainLoop"),
+                .product(name: "MainLoopKit", package: "MainLoop"),
+            ]
+        ),
+        // The template for your own service: copy it.
+        .executableTarget(
+            name: "TemplateService",
+            dependencies: [
+                .product(name: "MainLoopKit", package: "MainLoop"),
+                .product(name: "MainLoopMetrics", package: "MainLoop"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]

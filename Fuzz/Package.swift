@@ -18,8 +18,7 @@ let package = Package(
         .executableTarget(
             name: "RequestDecoderFuzzer",
             dependencies: [
-                .product(name: "EngineWire", package: "MainLoop"),
-                .product(name: "MainLoopJSON", package: "MainLoop"),
+                .product(name: "MainLoopKit", package: "MainLoop"),
             ]
         ),
     ]

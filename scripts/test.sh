@@ -3,7 +3,10 @@
 #   1. the conformance scenarios through the CLI (`mainloop replay --check`),
 #      the project's copies and ../shared/conformance when it is beside us;
 #   2. the cross-thread tests under ThreadSanitizer;
-#   3. the example service in Examples/, built and run;
+#   3. the examples in Examples/, built and run: the heartbeat service, and
+#      the template service under systemd-socket-activate driven by
+#      `mainloop ctl`; then every Swift snippet of the README and the DocC
+#      guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
 #   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
@@ -56,12 +59,18 @@ echo "== cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
   --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests'
 
-echo "== the example service (Examples/): builds, runs 2 s, merges, stops cleanly"
+echo "== the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
 swift build --package-path Examples
 example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
 echo "$example"
 grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
 grep -q 'stopped cleanly' <<<"$example"
+
+echo "== the template service under systemd-socket-activate, driven by mainloop ctl"
+bounded 2m bash scripts/check-template-service.sh
+
+echo "== the documentation's code compiles (README and DocC snippets, Swift 6 mode, warnings are errors)"
+bounded 10m bash scripts/check-doc-snippets.sh
 
 echo "== the control socket's request decoder under libFuzzer + ASan (60 s over Fuzz/Corpus)"
 bounded 10m bash Fuzz/run.sh 60

@@ -50,14 +50,15 @@ public final class ControlResponder {
     /// - Parameter passed: the sockets systemd passed; read them once, at
     ///   start, with ``/ControlSocket/SocketActivation/takePassedSockets()``
     ///   (which removes the variables), before anything that may fork.
-    /// - Returns: the server; it lives as long as you hold it.
+    /// - Returns: the server; it lives as long as you hold it, and holds
+    ///   this responder (releasing it on the loop thread closes the socket).
     /// - Throws: when the socket cannot be opened (the error names the path).
     public func serve(path: String?, mode: mode_t = 0o600, passed: [SocketActivation.PassedSocket] = [],
                       logger: Logger) throws -> ControlServer {
         let loop = application.loop
-        let handler: (JSONValue) -> JSONObject = { [weak self] request in
-            self?.handle(request) ?? ControlReply.error("the service is shutting down")
-        }
+        // The server holds what answers its requests (a responder made
+        // inline keeps answering); the responder holds the server weakly.
+        let handler: (JSONValue) -> JSONObject = { request in self.handle(request) }
         let made: ControlServer
         if path == nil, let inherited = try SocketActivation.controlSocket(in: passed) {
             made = try ControlServer(loop: loop, adopting: inherited, path: SocketActivation.boundPath(of: inherited),

@@ -13,12 +13,9 @@
 // - An actor runs on a second loop (a worker thread) through that loop's
 //   executor.
 // - SIGTERM and SIGINT end it cleanly; `--seconds N` ends it after N seconds.
-import AppLifecycle
+import MainLoopKit
 import Dispatch
 import Glibc
-import MainLoop
-import MainLoopJSON
-import SystemNotifications
 
 /// Counts beats off the main thread: an actor whose executor is a worker
 /// loop, so its code runs on that loop's thread, serially.
