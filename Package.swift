@@ -87,12 +87,14 @@ let package = Package(
         ),
         .target(
             name: "MainLoopMetrics",
-            dependencies: ["MainLoopKit",
+            // The modules it links to in its docs are named directly (DocC
+            // resolves links only into direct dependencies).
+            dependencies: ["MainLoopKit", "MainLoop", "AppLifecycle", "ServiceKit",
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         .target(
             name: "MainLoopServiceLifecycle",
-            dependencies: ["MainLoopKit",
+            dependencies: ["MainLoopKit", "MainLoop", "AppLifecycle", "ServiceKit",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),

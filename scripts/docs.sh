@@ -5,7 +5,8 @@
 #   bash scripts/docs.sh   ->  .build/plugins/Swift-DocC/outputs/MainLoop.doccarchive
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(MainLoop MainLoopJSON SystemNotifications AppLifecycle EngineWire ScenarioReplay LinuxSystemEvents
+targets=(MainLoop MainLoopJSON SystemNotifications AppLifecycle EngineWire ScenarioReplay FileSupport ServiceLogging
+         ControlSocket LinuxSystemEvents ServiceKit MainLoopKit
          MainLoopMetrics MainLoopServiceLifecycle)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

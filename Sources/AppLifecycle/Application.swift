@@ -153,8 +153,10 @@ public final class Application {
 
     // MARK: Observers
 
-    /// Observes engine events in every state (monitoring, replay output).
-    /// Returns a token for ``removeEngineObserver(_:)``.
+    /// Observes engine events in every state, synchronously, as they
+    /// happen (monitoring, supervisors, metrics, replay output): a
+    /// `.stateChanged(.suspended)` arrives inside the transition, while app
+    /// code is already gated. Returns a token for ``removeEngineObserver(_:)``.
     @discardableResult
     public func addEngineObserver(_ observer: @escaping (EngineEvent) -> Void) -> Int {
         loop.preconditionInLoop()

@@ -7,7 +7,7 @@ public protocol ApplicationDelegate: AnyObject {
     func applicationDidFinishLaunching(_ application: Application)
     func applicationDidBecomeActive(_ application: Application)
     func applicationWillResignActive(_ application: Application)
-    /// Save state here (see ``AtomicFile``): a suspended app can be purged
+    /// Save state here (`AtomicFile` in FileSupport writes a file whole): a suspended app can be purged
     /// without notice. Must return within `didEnterBackgroundLimit`.
     func applicationDidEnterBackground(_ application: Application)
     func applicationWillEnterForeground(_ application: Application)

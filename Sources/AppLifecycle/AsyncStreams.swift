@@ -62,9 +62,16 @@ extension SystemNotificationCenter {
 extension Application {
     /// The application's state changes as an async sequence: each new
     /// state, in order, as the engine enters it (also while suspended or
-    /// not running: this is monitoring, not app code). Bounded like
+    /// not running). Bounded like
     /// ``SystemNotificationCenter/notifications(of:bufferLimit:)``; ending
     /// the iteration removes the observer.
+    ///
+    /// The stream is fed at once, but its consumer runs when its task does:
+    /// a `@MainActor` task on the main loop is app code, gated while the app
+    /// is suspended, so it sees background and suspended only after the app
+    /// is back. To see every change as it happens (a supervisor, metrics),
+    /// use a synchronous ``addEngineObserver(_:)``, or consume the stream
+    /// from a task on another executor.
     /// - Precondition: called on the loop thread.
     public func stateChanges(bufferLimit: Int = 1024) -> AsyncThrowingStream<AppState, any Error> {
         let (stream, continuation) = AsyncThrowingStream<AppState, any Error>.makeStream(

@@ -12,7 +12,7 @@ import SystemNotifications
 /// locales `C` and `POSIX` become `en_US_POSIX`, as on Apple platforms.
 ///
 /// The file is read only when it is a regular file of at most
-/// ``maxFileBytes`` (see ``/AppLifecycle/FileContents/regularFileBytes(_:maxBytes:)``):
+/// ``maxFileBytes`` (see ``/FileSupport/FileContents/regularFileBytes(_:maxBytes:)``):
 /// replaced by a FIFO, a device, a directory or a huge file, it is
 /// reported through `onProblem` and the last good identifier stays. A file
 /// that is removed, or names no locale, means the process's own locale.

@@ -8,7 +8,7 @@ import MainLoopJSON
 ///
 /// Writes are read-modify-write under an exclusive `flock` on a sidecar
 /// `.lock` file (so two processes never lose each other's keys) and replace
-/// the file atomically (temp file, fsync, rename; see ``/AppLifecycle/AtomicFile``), so a
+/// the file atomically (temp file, fsync, rename; see ``/FileSupport/AtomicFile``), so a
 /// crash mid-write leaves the old or the new file, never a torn one. A
 /// corrupt file makes every call throw ``UserDefaultsError/corrupt(path:reason:)``
 /// and is never overwritten. Changes made by any process are noticed by

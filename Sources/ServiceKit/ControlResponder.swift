@@ -34,7 +34,7 @@ public final class ControlResponder {
     /// answered with an error that says so.
     public var metricsText: (() -> String)?
     /// The server whose counters a `stats` reply includes (set by
-    /// ``serve(path:mode:logger:)``, or by you for a server you made).
+    /// ``serve(path:mode:passed:logger:)``, or by you for a server you made).
     public weak var server: ControlServer?
 
     /// A responder for `application`'s lifecycle and notification center.
@@ -47,9 +47,13 @@ public final class ControlResponder {
     /// passed (socket activation, named `control` or the only one) when
     /// `path` is nil, else `path`, else the default path
     /// (``/ControlSocket/DefaultSocketPath/resolve(creating:)``).
-    /// - Parameter passed: the sockets systemd passed; read them once, at
-    ///   start, with ``/ControlSocket/SocketActivation/takePassedSockets()``
-    ///   (which removes the variables), before anything that may fork.
+    /// - Parameters:
+    ///   - path: the socket file to bind; nil: the passed socket, else the default path.
+    ///   - mode: the socket file's mode when it is bound here.
+    ///   - passed: the sockets systemd passed; read them once, at start,
+    ///     with ``/ControlSocket/SocketActivation/takePassedSockets()``
+    ///     (which removes the variables), before anything that may fork.
+    ///   - logger: where the server logs (connections refused, errors).
     /// - Returns: the server; it lives as long as you hold it, and holds
     ///   this responder (releasing it on the loop thread closes the socket).
     /// - Throws: when the socket cannot be opened (the error names the path).

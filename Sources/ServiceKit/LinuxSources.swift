@@ -26,7 +26,7 @@ public final class LinuxSources {
     /// Where the sources read from.
     public struct Settings: Sendable {
         /// The user-defaults file; nil: the domain's file under
-        /// `$XDG_CONFIG_HOME/mainloop/` (``UserDefaultsStore/init(domain:)``).
+        /// `$XDG_CONFIG_HOME/mainloop/` (``/LinuxSystemEvents/UserDefaultsStore/init(domain:)``).
         public var defaultsFile: String?
         /// The defaults domain, used when ``defaultsFile`` is nil.
         public var domain: String
@@ -38,7 +38,7 @@ public final class LinuxSources {
         /// Watch for CLOCK_REALTIME being set (a timerfd that the kernel
         /// cancels on a clock set).
         public var detectClockSet: Bool
-        /// The largest user-defaults file read (``UserDefaultsStore/maxFileBytes``).
+        /// The largest user-defaults file read (``/LinuxSystemEvents/UserDefaultsStore/maxFileBytes``).
         public var maxDefaultsFileBytes: Int
 
         /// The system's files: `/etc/default/locale`, `/etc/localtime`

@@ -24,13 +24,13 @@ public struct ServiceOptions: Sendable {
     /// What the notification engine stores at most (subjects per keyed
     /// kind, subject id length, value size); events over them are refused.
     public var limits = CoalescingLimits()
-    /// The largest user-defaults file read (``UserDefaultsStore/maxFileBytes``).
+    /// The largest user-defaults file read (``/LinuxSystemEvents/UserDefaultsStore/maxFileBytes``).
     public var maxDefaultsFileBytes = 8 << 20
     /// The largest query reply, in bytes of JSON; a bigger one is refused
     /// with an error that says so.
     public var maxReplyBytes = 1 << 20
     /// A listening control socket passed by the service manager (socket
-    /// activation, ``SocketActivation``): served instead of binding
+    /// activation, ``/ControlSocket/SocketActivation``): served instead of binding
     /// ``socketPath``, and its file is never removed.
     public var inheritedSocket: Int32?
 

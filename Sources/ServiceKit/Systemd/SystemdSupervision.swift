@@ -47,6 +47,9 @@ public final class SystemdSupervision {
     ///   - application: the app whose state changes are reported.
     ///   - notifier: where notifications go (``SystemdNotifier/fromEnvironment()``).
     ///   - watchdog: the watchdog request (``WatchdogSettings/fromEnvironment()``).
+    ///   - logger: where failed notifications and reloads are logged (rate-limited).
+    ///   - handlesHangup: install the SIGHUP handler (reload); false when
+    ///     someone else owns the signal.
     ///   - status: the `STATUS=` line (default: the app's state).
     ///   - reload: re-reads what a reload re-reads (e.g. ``LinuxSources/reload()``).
     public init(application: Application, notifier: SystemdNotifier?, watchdog: WatchdogSettings?,
