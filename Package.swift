@@ -55,7 +55,7 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
-        .target(name: "MainLoop", dependencies: ["CLibevent"]),
+        .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux"]),
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON"]),
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),

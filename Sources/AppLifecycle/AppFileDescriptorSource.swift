@@ -36,8 +36,25 @@ public final class AppFileDescriptorSource {
     }
 
     // Parking and resuming change only the interest of a live source; a
-    // removed one (the app removed it, or the loop shut down) has nothing to park.
-    func park() { if !source.isRemoved { try? source.update(interest: []) } }
-    func resume() { if !source.isRemoved { try? source.update(interest: interest) } }
-    func removeForKill() { if !source.isRemoved { try? source.remove() } }
+    // removed one (the app removed it, or the loop shut down) has nothing to
+    // park. A failure (libevent refused the change) is returned for the
+    // application to report.
+    func park() -> MainLoopError? { change(to: []) }
+    func resume() -> MainLoopError? { change(to: interest) }
+    func removeForKill() { source.removeIfNeeded() }
+
+    private func change(to newInterest: Readiness) -> MainLoopError? {
+        guard !source.isRemoved else { return nil }
+        do {
+            try source.update(interest: newInterest)
+            return nil
+        } catch {
+            return error
+        }
+    }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension AppFileDescriptorSource: Sendable {}

@@ -33,11 +33,12 @@ public final class AppTimer {
     }
 
     deinit {
-        let timer = UncheckedSendableBox(loopTimer!)
+        let timer = LoopBound(handingOver: loopTimer!, to: loop)
         if loop.inLoop {
             timer.value.cancel()
         } else {
-            // Hop to the loop; a shut-down loop has freed its timers already.
+            // Hop to the loop. A loop that is shut down (execute throws) has
+            // freed its timers already: nothing is left to cancel.
             try? loop.execute { timer.value.cancel() }
         }
     }
@@ -98,8 +99,7 @@ public final class AppTimer {
     }
 }
 
-/// Moves a loop-bound object into a closure that runs on its loop's thread.
-struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension AppTimer: Sendable {}

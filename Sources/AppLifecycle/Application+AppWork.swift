@@ -58,6 +58,15 @@ extension Application {
         releaseMainQueueAfterResume()
     }
 
-    func pauseAppSources() { for source in currentRun?.sources.values ?? [:].values { source.park() } }
-    func resumeAppSources() { for source in currentRun?.sources.values ?? [:].values { source.resume() } }
+    func pauseAppSources() {
+        for source in currentRun?.sources.values ?? [:].values {
+            if let error = source.park() { emit(.appSourceFailed(fileDescriptor: source.fileDescriptor, error: error)) }
+        }
+    }
+
+    func resumeAppSources() {
+        for source in currentRun?.sources.values ?? [:].values {
+            if let error = source.resume() { emit(.appSourceFailed(fileDescriptor: source.fileDescriptor, error: error)) }
+        }
+    }
 }

@@ -107,9 +107,12 @@ public final class Application {
     ///   - configuration: the time limits and background modes (SPEC §2, §3).
     ///   - delegate: the app's delegate (held strongly).
     ///   - limits: bounds on what the notification engine stores.
-    /// - Precondition: called on the loop thread, on a loop that is not shut down.
+    /// - Precondition: called on the loop thread.
+    /// - Throws: ``/MainLoop/MainLoopError`` when the application's inbox
+    ///   cannot be made (an eventfd: EMFILE when the process is out of
+    ///   descriptors; ``/MainLoop/MainLoopError/shutDown`` on a shut-down loop).
     public init(loop: MainRunLoop, configuration: LifecycleConfiguration = LifecycleConfiguration(),
-                delegate: (any ApplicationDelegate)? = nil, limits: CoalescingLimits = CoalescingLimits()) {
+                delegate: (any ApplicationDelegate)? = nil, limits: CoalescingLimits = CoalescingLimits()) throws(MainLoopError) {
         loop.preconditionInLoop()
         self.loop = loop
         self.configuration = configuration
@@ -121,12 +124,8 @@ public final class Application {
         expirationTimer = loop.makeTimer { [weak self] in self?.runExpirationHandlers() }
         backgroundLimitTimer = loop.makeTimer { [weak self] in self?.backgroundTimeLimitReached() }
         keepAliveTimer = loop.makeTimer { [weak self] in self?.keepAliveFired() }
-        do {
-            inbox = try loop.makeChannel(of: InboxEntry.self, priority: .system) { [weak self] entry in
-                self?.applyQueued(entry)
-            }
-        } catch {
-            preconditionFailure("Application: the loop cannot create the application's inbox: \(error)")
+        inbox = try loop.makeChannel(of: InboxEntry.self, priority: .system) { [weak self] entry in
+            self?.applyQueued(entry)
         }
     }
 
@@ -134,14 +133,17 @@ public final class Application {
         // The loop owns the timers and the inbox; their handlers hold this
         // application weakly, so they are harmless, but their resources are
         // freed on the loop's thread (a hop when released elsewhere).
-        let resources = LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer]
-                                        + localNotifications.compactMap(\.timer),
-                                      run: currentRun, inbox: inbox, heldMainQueue: holdsMainQueue ? loop : nil)
+        let resources = LoopBound(handingOver: LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer]
+                                                              + localNotifications.compactMap(\.timer),
+                                                            run: currentRun, inbox: inbox,
+                                                            heldMainQueue: holdsMainQueue ? loop : nil),
+                                  to: loop)
         if loop.inLoop {
-            resources.release()
+            resources.value.release()
         } else {
-            // A shut-down loop already freed everything it owned.
-            try? loop.execute { resources.release() }
+            // A loop that is shut down (execute throws) already freed
+            // everything it owned: nothing is left to release.
+            try? loop.execute { resources.value.release() }
         }
     }
 
@@ -336,8 +338,9 @@ public final class Application {
     }
 }
 
-/// What an application leaves on its loop, released on the loop's thread.
-private struct LoopResources: @unchecked Sendable {
+/// What an application leaves on its loop, released on the loop's thread
+/// (carried there in a ``/MainLoop/LoopBound``).
+private struct LoopResources {
     let timers: [LoopTimer]
     let run: AppRun?
     let inbox: EventChannel<InboxEntry>?
@@ -352,3 +355,8 @@ private struct LoopResources: @unchecked Sendable {
         heldMainQueue?.releaseMainQueue(drainNow: false)
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension Application: Sendable {}

@@ -16,17 +16,24 @@ public enum ObservationStreamError: Error, Equatable, Sendable, CustomStringConv
 }
 
 /// Lets a stream's termination handler (any thread) reach the application
-/// through a job on the loop (it touches it only there), without keeping
-/// it alive: a dropped application needs no observer removed.
-private struct WeakApplication: @unchecked Sendable {
+/// through a job on the loop, without keeping it alive: a dropped
+/// application needs no observer removed.
+private final class WeakApplication {
     weak var application: Application?
+    init(_ application: Application) { self.application = application }
+}
 
-    /// Runs `body` on the application's loop if both still exist.
-    func onLoop(_ body: @escaping @Sendable (Application) -> Void) {
-        guard let loop = application?.loop else { return }
-        // Nothing to remove once the loop is shut down.
-        _ = try? loop.execute { [self] in
-            if let application { body(application) }
+extension Application {
+    /// Runs `body` with this application on its loop when a stream ends
+    /// (on any thread), if the application still exists then.
+    fileprivate func onStreamTermination(_ body: @escaping @Sendable (Application) -> Void) -> @Sendable () -> Void {
+        let weak = LoopBound(WeakApplication(self), loop: loop)
+        return { [loop] in
+            // A loop that is shut down (execute throws) runs nothing any
+            // more, and its observers went with it.
+            try? loop.execute {
+                if let application = weak.value.application { body(application) }
+            }
         }
     }
 }
@@ -53,8 +60,8 @@ extension SystemNotificationCenter {
                 continuation.finish(throwing: ObservationStreamError.consumerFellBehind(limit: bufferLimit))
             }
         }
-        let weak = WeakApplication(application: application)
-        continuation.onTermination = { _ in weak.onLoop { $0.notifications.removeObserver(token) } }
+        let removeObserver = application.onStreamTermination { $0.notifications.removeObserver(token) }
+        continuation.onTermination = { _ in removeObserver() }
         return stream
     }
 }
@@ -82,8 +89,8 @@ extension Application {
                 continuation.finish(throwing: ObservationStreamError.consumerFellBehind(limit: bufferLimit))
             }
         }
-        let weak = WeakApplication(application: self)
-        continuation.onTermination = { _ in weak.onLoop { $0.removeEngineObserver(token) } }
+        let removeObserver = onStreamTermination { $0.removeEngineObserver(token) }
+        continuation.onTermination = { _ in removeObserver() }
         return stream
     }
 }

@@ -1,3 +1,4 @@
+import MainLoop
 import SystemNotifications
 
 /// What the engine (not the app) observes: state changes, kills, discarded
@@ -24,4 +25,9 @@ public enum EngineEvent: Equatable, Sendable {
     /// ``ApplicationDelegate/applicationDidReceiveMemoryWarning(_:)``; a
     /// suspended or not running app runs no code, so it is told nothing.
     case memoryWarning(deliveredToApp: Bool)
+    /// An app fd source could not be parked (at suspension) or resumed (at
+    /// the resume): libevent refused to change what it watches. The source
+    /// keeps its previous interest; the app is told nothing (it may be
+    /// suspended), so a supervisor hears it here.
+    case appSourceFailed(fileDescriptor: Int32, error: MainLoopError)
 }

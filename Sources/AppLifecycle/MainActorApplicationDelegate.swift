@@ -11,7 +11,7 @@ import SystemNotifications
 ///     func applicationDidBecomeActive(_ application: Application) { print("active") }
 /// }
 ///
-/// let application = Application(mainActorDelegate: AppDelegate())
+/// let application = try Application(mainActorDelegate: AppDelegate())
 /// ```
 ///
 /// A plain `@MainActor` class cannot conform to ``ApplicationDelegate``
@@ -55,11 +55,12 @@ extension Application {
     /// An application on ``/MainLoop/MainRunLoop/main`` whose delegate is a
     /// `@MainActor` class (held strongly, like ``delegate``).
     /// - Precondition: called on the main thread (the main actor is).
+    /// - Throws: ``/MainLoop/MainLoopError`` when the application's inbox cannot be made.
     @MainActor
     public convenience init(mainActorDelegate: any MainActorApplicationDelegate,
                             configuration: LifecycleConfiguration = LifecycleConfiguration(),
-                            limits: CoalescingLimits = CoalescingLimits()) {
-        self.init(loop: .main, configuration: configuration, limits: limits)
+                            limits: CoalescingLimits = CoalescingLimits()) throws(MainLoopError) {
+        try self.init(loop: .main, configuration: configuration, limits: limits)
         self.mainActorDelegate = mainActorDelegate
     }
 
@@ -85,19 +86,14 @@ final class MainActorDelegateAdapter: ApplicationDelegate {
 
     init(_ target: any MainActorApplicationDelegate) { self.target = target }
 
-    /// The delegate and the application, carried into the main actor's
-    /// closure. Safe: `assumeIsolated` runs the closure at once, on this
-    /// thread, and both values are used only there (they never cross a
-    /// thread); the compiler cannot see that a synchronous closure stays.
-    private struct SameThread: @unchecked Sendable {
-        let target: any MainActorApplicationDelegate
-        let application: Application
-    }
-
+    /// Calls `body` on the main actor, synchronously: `assumeIsolated`
+    /// runs the closure at once, on this thread (the main loop's, checked),
+    /// and the values travel in a ``/MainLoop/LoopBound`` because the
+    /// compiler cannot see that a synchronous closure stays on the thread.
     private func call(_ application: Application,
                       _ body: @MainActor (any MainActorApplicationDelegate, Application) -> Void) {
-        let carried = SameThread(target: target, application: application)
-        MainActor.assumeIsolated { body(carried.target, carried.application) }
+        let carried = LoopBound((target, application), loop: application.loop)
+        MainActor.assumeIsolated { body(carried.value.0, carried.value.1) }
     }
 
     func applicationWillFinishLaunching(_ application: Application) {

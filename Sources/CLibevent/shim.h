@@ -22,25 +22,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
-
-/// `evtimer_new` is a macro: a timer is an event with no fd and no flags.
-static inline struct event *CLibevent_evtimer_new(struct event_base *base,
-                                                  event_callback_fn callback,
-                                                  void *context) {
-    return event_new(base, -1, 0, callback, context);
-}
 
 /// `evsignal_new` is a macro; signals are always persistent here, which is
 /// what a long-running service wants (one registration, every delivery).
@@ -99,43 +89,5 @@ static inline int CLibevent_add(struct event *ev) { return event_add(ev, NULL); 
 static inline int CLibevent_loop_once(struct event_base *base) { return event_base_loop(base, EVLOOP_ONCE); }
 static inline int CLibevent_loop_nonblock(struct event_base *base) { return event_base_loop(base, EVLOOP_NONBLOCK); }
 static inline int CLibevent_loop_forever(struct event_base *base) { return event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); }
-
-/// eventfd flags are macros too.
-static inline int CLibevent_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
-
-/// The loop's timer clock: a CLOCK_MONOTONIC timerfd (flags are macros).
-static inline int CLibevent_monotonic_timerfd(void) {
-    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-}
-
-/// Arms `fd` to expire at the absolute CLOCK_MONOTONIC instant `nanoseconds`
-/// (never early: the kernel fires at or after it); 0 or less disarms it.
-static inline int CLibevent_arm_timerfd(int fd, long long nanoseconds) {
-    struct itimerspec spec = {0};
-    if (nanoseconds > 0) {
-        spec.it_value.tv_sec = (time_t)(nanoseconds / 1000000000LL);
-        spec.it_value.tv_nsec = (long)(nanoseconds % 1000000000LL);
-    }
-    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
-}
-
-// libdispatch's main-queue hooks, the ones CoreFoundation's run loop uses on
-// Linux to run the main queue (DispatchQueue.main blocks and, through it,
-// @MainActor jobs) on a thread that runs its own loop instead of parking in
-// dispatch_main(). They are exported by libdispatch.so but declared only in
-// its private headers, so they are declared here. The handle is an eventfd
-// (EFD_NONBLOCK) that libdispatch writes when the main queue has work;
-// the callback drains the queue on the calling (main) thread.
-extern int _dispatch_get_main_queue_handle_4CF(void);
-extern void _dispatch_main_queue_callback_4CF(void *msg);
-
-/// The main queue's eventfd (created on first call).
-static inline int CLibevent_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
-
-/// Runs what the main queue holds, on the calling thread (the main thread).
-static inline void CLibevent_drain_main_queue(void) { _dispatch_main_queue_callback_4CF(NULL); }
-
-/// Whether the calling thread is the process's main thread.
-static inline int CLibevent_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
 
 #endif

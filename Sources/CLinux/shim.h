@@ -1,11 +1,16 @@
 #ifndef CLINUX_SHIM_H
 #define CLINUX_SHIM_H
 
-// Linux APIs that Swift's Glibc module does not import: timerfd (used to
-// notice CLOCK_REALTIME being set) and its flags, which are enum-plus-macro
-// pairs the importer drops. Each wrapper only gives Swift a typed name.
+// The Linux system calls MainLoop makes outside libevent, wrapped where
+// Swift's Glibc module does not import them or drops their flags (macros,
+// enum-plus-macro pairs): eventfd and timerfd (the loop's wake-ups and its
+// timer clock, the CLOCK_REALTIME set detector), epoll (a PSI trigger's
+// POLLPRI), the thread id, and libdispatch's main-queue hooks. Each wrapper
+// only gives Swift a typed name. (CLibevent wraps libevent alone.)
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <errno.h>
@@ -54,5 +59,44 @@ static inline int CLinux_epoll_take(int epfd) {
     if (event.events & EPOLLERR) return 2;
     return (event.events & EPOLLPRI) ? 1 : 0;
 }
+
+
+/// eventfd flags are macros too.
+static inline int CLinux_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/// The loop's timer clock: a CLOCK_MONOTONIC timerfd (flags are macros).
+static inline int CLinux_monotonic_timerfd(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/// Arms `fd` to expire at the absolute CLOCK_MONOTONIC instant `nanoseconds`
+/// (never early: the kernel fires at or after it); 0 or less disarms it.
+static inline int CLinux_arm_timerfd(int fd, long long nanoseconds) {
+    struct itimerspec spec = {0};
+    if (nanoseconds > 0) {
+        spec.it_value.tv_sec = (time_t)(nanoseconds / 1000000000LL);
+        spec.it_value.tv_nsec = (long)(nanoseconds % 1000000000LL);
+    }
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
+// libdispatch's main-queue hooks, the ones CoreFoundation's run loop uses on
+// Linux to run the main queue (DispatchQueue.main blocks and, through it,
+// @MainActor jobs) on a thread that runs its own loop instead of parking in
+// dispatch_main(). They are exported by libdispatch.so but declared only in
+// its private headers, so they are declared here. The handle is an eventfd
+// (EFD_NONBLOCK) that libdispatch writes when the main queue has work;
+// the callback drains the queue on the calling (main) thread.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
+
+/// The main queue's eventfd (created on first call).
+static inline int CLinux_main_queue_handle(void) { return _dispatch_get_main_queue_handle_4CF(); }
+
+/// Runs what the main queue holds, on the calling thread (the main thread).
+static inline void CLinux_drain_main_queue(void) { _dispatch_main_queue_callback_4CF(NULL); }
+
+/// Whether the calling thread is the process's main thread.
+static inline int CLinux_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
 
 #endif

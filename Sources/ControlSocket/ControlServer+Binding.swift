@@ -85,7 +85,7 @@ extension ControlServer {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw .system(operation: "\(path) exists and is not a socket; refusing to replace it", errno: EEXIST)
+            throw .refused("\(path) exists and is not a socket; refusing to replace it")
         }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { throw .system(operation: "socket(AF_UNIX)", errno: errno) }

@@ -357,3 +357,8 @@ struct PeerCredentials {
     var uid: uid_t = 0
     var gid: gid_t = 0
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension ControlServer: Sendable {}

@@ -40,7 +40,7 @@ public enum DefaultSocketPath {
         } else {
             problem = nil
         }
-        if let problem { throw .system(operation: "refusing to use \(directory) for the control socket: \(problem)", errno: EPERM) }
+        if let problem { throw .refused("refusing to use \(directory) for the control socket: \(problem)") }
     }
 
     private static func environment(_ name: String) -> String? {

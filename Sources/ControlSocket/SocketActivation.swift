@@ -36,15 +36,15 @@ public enum SocketActivation {
     public static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t) throws(MainLoopError) -> [PassedSocket] {
         guard let pid, let fds else { return [] }
         guard let owner = Int32(pid), owner > 0 else {
-            throw .system(operation: "LISTEN_PID='\(pid)' is not a process id", errno: EINVAL)
+            throw .invalidConfiguration("LISTEN_PID='\(pid)' is not a process id")
         }
         guard owner == ownPID else { return [] }
         guard let count = Int32(fds), count >= 0, count <= 1024 else {
-            throw .system(operation: "LISTEN_FDS='\(fds)' is not a descriptor count", errno: EINVAL)
+            throw .invalidConfiguration("LISTEN_FDS='\(fds)' is not a descriptor count")
         }
         let given = names.map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
         guard names == nil || given.count == Int(count) else {
-            throw .system(operation: "LISTEN_FDNAMES names \(given.count) sockets but LISTEN_FDS is \(count)", errno: EINVAL)
+            throw .invalidConfiguration("LISTEN_FDNAMES names \(given.count) sockets but LISTEN_FDS is \(count)")
         }
         return (0..<count).map { index in
             PassedSocket(fileDescriptor: firstDescriptor + index, name: given.isEmpty ? "unknown" : given[Int(index)])
@@ -58,8 +58,7 @@ public enum SocketActivation {
         if passed.isEmpty { return nil }
         if let named = passed.first(where: { $0.name == name }) { return named.fileDescriptor }
         if passed.count == 1 { return passed[0].fileDescriptor }
-        throw .system(operation: "\(passed.count) sockets were passed and none is named '\(name)' (FileDescriptorName=\(name))",
-                      errno: EINVAL)
+        throw .invalidConfiguration("\(passed.count) sockets were passed and none is named '\(name)' (FileDescriptorName=\(name))")
     }
 
     /// Fails unless `fileDescriptor` is a listening Unix-domain stream socket.
@@ -69,7 +68,7 @@ public enum SocketActivation {
             throw .system(operation: "the passed descriptor \(fileDescriptor) is not open", errno: errno)
         }
         guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw .system(operation: "the passed descriptor \(fileDescriptor) is not a socket", errno: ENOTSOCK)
+            throw .invalidConfiguration("the passed descriptor \(fileDescriptor) is not a socket")
         }
         func option(_ name: Int32) throws(MainLoopError) -> Int32 {
             var value: Int32 = 0
@@ -80,12 +79,11 @@ public enum SocketActivation {
             return value
         }
         guard try option(SO_DOMAIN) == AF_UNIX, try option(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else {
-            throw .system(operation: "the passed descriptor \(fileDescriptor) is not a Unix-domain stream socket "
-                          + "(ListenStream= with a path)", errno: EINVAL)
+            throw .invalidConfiguration("the passed descriptor \(fileDescriptor) is not a Unix-domain stream socket "
+                                        + "(ListenStream= with a path)")
         }
         guard try option(SO_ACCEPTCONN) == 1 else {
-            throw .system(operation: "the passed descriptor \(fileDescriptor) is not listening (Accept=no is required)",
-                          errno: EINVAL)
+            throw .invalidConfiguration("the passed descriptor \(fileDescriptor) is not listening (Accept=no is required)")
         }
     }
 

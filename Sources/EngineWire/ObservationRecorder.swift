@@ -84,6 +84,13 @@ public final class ObservationRecorder: ApplicationDelegate {
         case .commandRejected(let command, _): record("rejected", .string(command.rawValue))
         case .systemEventRefused(let error): record("refused", ["system": .string(error.description)])
         case .memoryWarning(let delivered): record("memoryWarning", ["deliveredToApp": .bool(delivered)])
+        case .appSourceFailed(let descriptor, let error):
+            record("appSourceFailed", ["fileDescriptor": .number(Double(descriptor)), "error": .string(error.description)])
         }
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension ObservationRecorder: Sendable {}

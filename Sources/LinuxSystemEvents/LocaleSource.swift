@@ -116,3 +116,8 @@ extension String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension LocaleSource: Sendable {}

@@ -187,3 +187,8 @@ public final class SignificantTimeChangeSource {
         armDaylightSaving()
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension SignificantTimeChangeSource: Sendable {}

@@ -63,3 +63,8 @@ public final class UserDefaultsMonitor {
         snapshot = current
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension UserDefaultsMonitor: Sendable {}

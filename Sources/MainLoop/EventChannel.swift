@@ -1,4 +1,5 @@
 import CLibevent
+import CLinux
 import Glibc
 import Synchronization
 
@@ -100,7 +101,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         self.handler = handler
         self.drainer = drainer
         self.receiver = receiver
-        let fd = CLibevent_eventfd_nonblocking()
+        let fd = CLinux_eventfd_nonblocking()
         guard fd >= 0 else { throw systemError("eventfd") }
         self.wakeFD = fd
         super.init(core: core, priority: priority)

@@ -97,3 +97,8 @@ public final class FileDescriptorSource: LoopRegistered {
         unregister()
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension FileDescriptorSource: Sendable {}

@@ -1,6 +1,8 @@
 import Glibc
 
-/// A value guarded by a `pthread_mutex_t`.
+/// A value guarded by a `pthread_mutex_t`: the one lock of this project
+/// (its rule: state shared between threads lives in a `LockedValue`;
+/// `Synchronization.Mutex` is not used).
 ///
 /// Used instead of `Synchronization.Mutex` because on Linux that mutex locks
 /// with raw futex system calls, which ThreadSanitizer cannot see, so every
@@ -8,14 +10,16 @@ import Glibc
 /// `swift test --sanitize=thread`. An uncontended pthread mutex costs about
 /// the same (a futex fast path in glibc). `@inlinable` so the cross-thread
 /// post path is specialized in the caller.
-@usableFromInline
-final class LockedValue<Value>: @unchecked Sendable {
+///
+/// Why `@unchecked Sendable` is safe: the value is reached only inside
+/// ``withLock(_:)``, under the mutex.
+public final class LockedValue<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Guarded by `mutex`.
     @usableFromInline var value: Value
 
-    @usableFromInline
-    init(_ value: Value) {
+    /// A lock around `value`.
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -29,7 +33,7 @@ final class LockedValue<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

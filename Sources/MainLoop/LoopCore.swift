@@ -1,4 +1,5 @@
 import CLibevent
+import CLinux
 import Glibc
 import Synchronization
 
@@ -61,7 +62,7 @@ final class LoopCore: @unchecked Sendable {
 
     init(base: OpaquePointer, deterministic: Bool) {
         self.owner = pthread_self()
-        ownerIsMainThread = CLibevent_is_main_thread() != 0
+        ownerIsMainThread = CLinux_is_main_thread() != 0
         self.base = base
         self.isDeterministic = deterministic
     }

@@ -83,3 +83,8 @@ public final class LoopTimer {
         scheduler.schedule(self)
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension LoopTimer: Sendable {}

@@ -1,6 +1,16 @@
 import Glibc
 
-/// Errors for misuse of a ``MainRunLoop`` and its sources.
+/// Errors of a ``MainRunLoop``, its sources and the parts built on them,
+/// in three families:
+///
+/// - **a system call failed**: ``system(operation:errno:)``, with the
+///   operation and the kernel's `errno`;
+/// - **a setting is wrong**: ``invalidConfiguration(_:)`` (an environment
+///   variable or an option that is malformed), ``refused(_:)`` (what the
+///   call would do is unsafe or not allowed: a path that is not a socket, a
+///   directory others can write);
+/// - **the loop is used wrongly**: ``shutDown``, ``sourceRemoved``,
+///   ``notDeterministic``, ``reentrantDispatch``, ``signalReserved(signal:owner:)``.
 ///
 /// Every misuse the loop can detect at run time is reported with one of
 /// these, never by crashing silently. (Calling a loop-only method from
@@ -16,8 +26,15 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The call is not allowed from inside a loop callback (libevent's loop
     /// is not reentrant).
     case reentrantDispatch
-    /// libevent or the kernel refused an operation.
+    /// libevent or the kernel refused an operation (a system call failed).
     case system(operation: String, errno: Int32)
+    /// A setting is malformed (an environment variable such as
+    /// `LISTEN_PID`, an option); the message names it and what is wrong.
+    case invalidConfiguration(String)
+    /// The call would do something unsafe or not allowed (replace a file
+    /// that is not a socket, use a directory others can write); the message
+    /// says what and why.
+    case refused(String)
     /// The signal belongs to someone else in this process (e.g. a
     /// swift-service-lifecycle `ServiceGroup`), see
     /// ``MainRunLoop/reserveSignals(_:for:)``.
@@ -31,6 +48,8 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case .reentrantDispatch: return "this call is not allowed from inside a loop callback"
         case .system(let operation, let errno):
             return "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
+        case .invalidConfiguration(let problem): return problem
+        case .refused(let reason): return reason
         case .signalReserved(let signal, let owner):
             return "signal \(signal) (\(String(cString: strsignal(signal)))) belongs to \(owner); the loop does not take it"
         }

@@ -1,4 +1,5 @@
 import CLibevent
+import CLinux
 import Glibc
 
 /// How the main dispatch queue is tied to ``MainRunLoop/main``: its eventfd,
@@ -67,13 +68,13 @@ extension MainRunLoop {
     }
 
     /// Whether the calling thread is the process's main thread.
-    public static var isMainThread: Bool { CLibevent_is_main_thread() != 0 }
+    public static var isMainThread: Bool { CLinux_is_main_thread() != 0 }
 
     /// Whether this loop runs the main dispatch queue (it is ``main``).
     public var runsMainQueue: Bool { mainQueue != nil }
 
     private func attachMainQueue() throws(MainLoopError) {
-        let handle = CLibevent_main_queue_handle()
+        let handle = CLinux_main_queue_handle()
         guard handle >= 0 else { throw .system(operation: "_dispatch_get_main_queue_handle_4CF", errno: EBADF) }
         let link = MainQueueLink(handle: handle)
         link.source = try addFileDescriptor(handle, interest: .read, priority: .app, owner: self) { loop, _ in
@@ -96,7 +97,7 @@ extension MainRunLoop {
             }
             return
         }
-        CLibevent_drain_main_queue()
+        CLinux_drain_main_queue()
     }
 
     /// Holds the main queue: `DispatchQueue.main` blocks and `@MainActor`
@@ -121,10 +122,10 @@ extension MainRunLoop {
         link.onReadyWhileHeld = nil
         link.readyWhileHeld = false
         if drainNow {
-            CLibevent_drain_main_queue()
+            CLinux_drain_main_queue()
         } else {
             // Cannot fail: this loop is running the caller.
-            try? executeInLoop { CLibevent_drain_main_queue() }
+            try? executeInLoop { CLinux_drain_main_queue() }
         }
     }
 
@@ -139,6 +140,6 @@ extension MainRunLoop {
     public func drainMainQueue() {
         preconditionInLoop()
         guard mainQueue != nil else { preconditionFailure("drainMainQueue: only MainRunLoop.main runs the main queue") }
-        CLibevent_drain_main_queue()
+        CLinux_drain_main_queue()
     }
 }

@@ -16,21 +16,15 @@ extension MainRunLoop {
     /// is the rule that makes handing it across threads safe.
     public func releaseOnLoop<Resources>(_ resources: Resources, _ release: @escaping (Resources) -> Void) {
         if inLoop || isShutDown { return release(resources) }
-        let handoff = LoopHandoff(resources: resources, release: release)
+        let handoff = LoopBound(handingOver: (resources, release), to: self)
         do {
-            try execute { handoff.run() }
+            try execute { handoff.value.1(handoff.value.0) }
         } catch {
             // Shut down meanwhile: nothing runs on the loop any more.
-            handoff.run()
+            let (resources, release) = handoff.valueAfterShutdown
+            release(resources)
         }
     }
-}
-
-/// What ``MainRunLoop/releaseOnLoop(_:_:)`` carries to the loop thread.
-private struct LoopHandoff<Resources>: @unchecked Sendable {
-    let resources: Resources
-    let release: (Resources) -> Void
-    func run() { release(resources) }
 }
 
 extension FileDescriptorSource {

@@ -1,4 +1,5 @@
 import CLibevent
+import CLinux
 import Glibc
 import Synchronization
 
@@ -64,6 +65,11 @@ public final class MainRunLoop: @unchecked Sendable {
     }
     /// The loop's timers. Immutable after init.
     private(set) var timers: TimerScheduler!
+
+    /// How often the kernel refused to arm the loop's timerfd, so that
+    /// libevent's own (microsecond) timeout woke the loop for the timers
+    /// instead: 0 on a healthy system. Loop thread only.
+    public var timerArmFailures: Int { timers?.armFailures ?? 0 }
     /// One job channel per priority (index = raw value). Immutable after init.
     private var jobChannels: [EventChannel<Job>] = []
     /// Wakes the loop for `stop()` from another thread.
@@ -94,7 +100,7 @@ public final class MainRunLoop: @unchecked Sendable {
             throw systemError("event_base_new")
         }
         core = LoopCore(base: base, deterministic: deterministic)
-        controlFD = CLibevent_eventfd_nonblocking()
+        controlFD = CLinux_eventfd_nonblocking()
         guard controlFD >= 0 else {
             let error = systemError("eventfd")
             event_base_free(base)

@@ -1,11 +1,10 @@
-import Synchronization
 
 /// Signals that belong to someone else in the process. Two handlers for
 /// one signal cannot both work (libevent's `sigaction` and a
 /// `DispatchSource` behind `SIG_IGN` overwrite each other), so the rule is
 /// explicit: whoever owns a signal reserves it, and the loop refuses it.
 enum SignalReservations {
-    private static let owners = Mutex<[Int32: String]>([:])
+    private static let owners = LockedValue<[Int32: String]>([:])
 
     static func reserve(_ signals: [Int32], for owner: String) {
         owners.withLock { table in for signal in signals { table[signal] = owner } }

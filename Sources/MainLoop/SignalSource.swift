@@ -71,3 +71,8 @@ public final class SignalSource: LoopRegistered {
         event = nil
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension SignalSource: Sendable {}

@@ -1,4 +1,5 @@
 import CLibevent
+import CLinux
 import Glibc
 
 private let timerTrampoline: event_callback_fn = { _, _, context in
@@ -57,12 +58,18 @@ final class TimerScheduler {
     @exclusivity(unchecked) private var workAtLastBatchEnd: UInt64?
     @exclusivity(unchecked) private var yieldEvent: OpaquePointer?
 
+    /// Arms the timerfd for an absolute CLOCK_MONOTONIC instant; 0 on
+    /// success (`timerfd_settime`). A seam for the fallback's test.
+    var armTimerFD: (Int32, Int64) -> Int32 = { CLinux_arm_timerfd($0, $1) }
+    /// How often arming the timerfd failed and libevent's timeout stood in.
+    private(set) var armFailures = 0
+
     init(core: LoopCore) throws(MainLoopError) {
         self.core = core
         timers = .allocate(capacity: 0)
         freeSlots = .allocate(capacity: 0)
         guard let base = core.base else { throw .shutDown }
-        timerFD = CLibevent_monotonic_timerfd()
+        timerFD = CLinux_monotonic_timerfd()
         guard timerFD >= 0 else { throw systemError("timerfd_create") }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let event = CLibevent_fd_event_new(base, timerFD, 1, 0, timerTrampoline, context),
@@ -198,11 +205,20 @@ final class TimerScheduler {
     /// ``activateIfDue()`` runs due timers). A later earliest deadline waits
     /// for the armed wakeup, which finds nothing due and re-arms.
     func rearm() {
-        guard !core.isDeterministic, timerEvent != nil, let deadline = heap.first?.deadline else { return }
+        guard !core.isDeterministic, let timerEvent, let deadline = heap.first?.deadline else { return }
         if let armed = armedDeadline, armed <= deadline { return }
         armedDeadline = deadline
         // A deadline at or before 0 would disarm; the clock is far past it.
-        _ = CLibevent_arm_timerfd(timerFD, max(deadline, 1))
+        guard armTimerFD(timerFD, max(deadline, 1)) != 0 else { return }
+        // The kernel refused to arm the timerfd (it does not for these
+        // values; a seccomp filter or a descriptor closed by mistake could).
+        // The timers must still fire: libevent's own timeout on the same
+        // event wakes the loop instead, rounded up to the microsecond so it
+        // is never early (fireDueTimers fires only what is due, and re-arms).
+        armFailures &+= 1
+        let delay = max(0, deadline - core.now.nanoseconds)
+        var timeout = timeval(tv_sec: Int(delay / 1_000_000_000), tv_usec: Int((delay % 1_000_000_000) / 1000) + 1)
+        event_add(timerEvent, &timeout)
     }
 
     /// Hands due timers to libevent's dispatch (on the manual clock this is

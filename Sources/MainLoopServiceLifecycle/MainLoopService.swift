@@ -108,22 +108,23 @@ public final class MainLoopService: Service, Sendable {
     public func run() async throws {
         let thread: LoopThread? = placement == .ownThread ? try LoopThread.start() : nil
         let loop = thread?.loop ?? MainRunLoop.main
-        let home = RunningHome()
+        // Where the app and its parts live between the loop's closures.
+        let home = LoopBoundBox<Running?>.makeEmpty(loop: loop)
         do {
             try await Self.onLoop(loop) { [setUp, launch] loop in
                 switch setUp {
                 case .onLoop(let build):
-                    home.running = try build(loop)
+                    home.value = try build(loop)
                 case .onMainActor(let build):
                     // On the main loop, whose thread is the main actor's (checked).
-                    try MainActor.assumeIsolated { home.running = try build() }
+                    try MainActor.assumeIsolated { home.value = try build() }
                 }
-                try home.running?.application.perform(launch)
+                try home.value?.application.perform(launch)
             }
         } catch {
             // The setUp error is the one to throw; a failure to clean up is logged.
             do {
-                try await Self.onLoop(loop) { _ in home.running = nil }
+                try await Self.onLoop(loop) { _ in home.value = nil }
             } catch let releaseError {
                 logger.error("releasing what setUp built after it failed: \(releaseError)")
             }
@@ -144,11 +145,11 @@ public final class MainLoopService: Service, Sendable {
         }
         let logger = self.logger
         let state = try await Self.onLoop(loop) { _ in
-            guard let app = home.running?.application else { return AppState.notRunning }
+            guard let app = home.value?.application else { return AppState.notRunning }
             if app.state != .notRunning {
                 do { try app.perform(.terminate) } catch { logger.error("terminate: \(error)") }
             }
-            home.running = nil  // the parts go here, on the loop thread
+            home.value = nil  // the parts go here, on the loop thread
             return app.state
         }
         try thread?.stopAndJoin()
@@ -169,12 +170,4 @@ public final class MainLoopService: Service, Sendable {
             }
         }
     }
-}
-
-/// Where the loop-bound application and its parts live between the loop
-/// thread's closures. Safe to share: `running` is read and written only
-/// inside closures that run on the loop thread, one at a time (the loop is
-/// serial); the async code that holds the box never touches it.
-private final class RunningHome: @unchecked Sendable {
-    var running: MainLoopService.Running?
 }

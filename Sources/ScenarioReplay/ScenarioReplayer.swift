@@ -116,7 +116,11 @@ private final class ReplaySession {
         self.limits = limits
         // Replay sets no service limits: the number of subjects (and their
         // sizes) is bounded by the scenario's own size (SPEC §7, revision 3).
-        application = Application(loop: loop, configuration: scenario.configuration, limits: .unlimited)
+        do {
+            application = try Application(loop: loop, configuration: scenario.configuration, limits: .unlimited)
+        } catch {
+            throw ScenarioError(problem: "the replay cannot start: \(error)")
+        }
         let log = Log(sink: sink)
         self.log = log
         recorder = ObservationRecorder(timestamp: { ["at": SpecTime.json(loop.now)] }, sink: { [log] line in

@@ -149,3 +149,8 @@ public final class ControlResponder {
         return stats
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension ControlResponder: Sendable {}

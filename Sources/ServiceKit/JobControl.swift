@@ -91,3 +91,8 @@ public final class JobControl {
         signalLog.log(.info, "continued (app \(application.state.rawValue))")
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension JobControl: Sendable {}

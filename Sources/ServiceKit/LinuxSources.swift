@@ -130,3 +130,8 @@ public final class LinuxSources {
         defaultsMonitor.reload()
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension LinuxSources: Sendable {}

@@ -56,7 +56,7 @@ public final class ServiceHost {
         self.options = options
         self.loop = loop
         self.logger = logger
-        application = Application(loop: loop, configuration: configuration, limits: options.limits)
+        application = try Application(loop: loop, configuration: configuration, limits: options.limits)
         center = application.notifications
         observer = ObservationRecorder(timestamp: { ServiceHost.wallClockFields() }, sink: output)
         try observer.attach(to: application)
@@ -134,3 +134,8 @@ public final class ServiceHost {
         return ["at": .number(at), "time": .string(iso)]
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension ServiceHost: Sendable {}

@@ -177,3 +177,8 @@ public final class ServiceRunner {
         try removeSources()
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension ServiceRunner: Sendable {}

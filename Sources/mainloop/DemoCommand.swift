@@ -43,6 +43,8 @@ private final class DemoRun {
     let zoneFile: String
     let pace: Int
     let loopThread: LoopThread
+    /// The service, on its loop thread (reached only there, through `onLoop`).
+    let host: LoopBoundBox<ServiceHost?>
     /// Another process's view of the defaults (a separate store object).
     let otherProcessDefaults: UserDefaultsStore
 
@@ -62,6 +64,7 @@ private final class DemoRun {
         try Self.copy("/usr/share/zoneinfo/Europe/Paris", to: zoneFile)
 
         loopThread = try LoopThread.start()
+        host = LoopBoundBox<ServiceHost?>.makeEmpty(loop: loopThread.loop)
         var options = ServiceOptions(socketPath: socket)
         options.defaultsFile = defaultsFile
         options.localeFile = localeFile
@@ -69,24 +72,25 @@ private final class DemoRun {
         options.detectClockSet = true
         let timeline = self.timeline
         let started = DispatchSemaphore(value: 0)
-        let failure = FailureBox()
+        let failure = LockedValue<String?>(nil)
         let loop = loopThread.loop
         let serviceOptions = options
+        let host = self.host
         try loop.execute {
             do {
                 var logger = Logger(label: "mainloop.demo")
                 logger.logLevel = .warning
-                let host = try ServiceHost(options: serviceOptions, loop: loop, logger: logger) {
+                let made = try ServiceHost(options: serviceOptions, loop: loop, logger: logger) {
                     timeline.observation($0)
                 }
-                HostBox.current = host
+                host.value = made
             } catch {
-                failure.message = "\(error)"
+                failure.withLock { $0 = "\(error)" }
             }
             started.signal()
         }
         started.wait()
-        if let message = failure.message { throw ValidationError("the demo service failed to start: \(message)") }
+        if let message = failure.withLock({ $0 }) { throw ValidationError("the demo service failed to start: \(message)") }
     }
 
     func play() throws {
@@ -96,7 +100,7 @@ private final class DemoRun {
         timeline.note("locale file     \(localeFile)   zone file \(zoneFile)")
 
         timeline.heading("1. Launch and go to the background (nothing keeps the app running, so it is suspended)")
-        try onLoop { try HostBox.current!.start() }
+        try onLoop { [host] in try host.value!.start() }
         try ctl(["lifecycle": "home"], "ctl home")
 
         timeline.heading("2. While suspended, the system keeps changing. Nothing reaches the app; it is held.")
@@ -142,9 +146,9 @@ private final class DemoRun {
                       + "(\(folded) events folded, \(cancelled) cancelled as net zero)")
 
         timeline.heading("5. Shut down")
-        try onLoop {
-            HostBox.current!.shutdown()
-            HostBox.current = nil  // released on its own loop thread
+        try onLoop { [host] in
+            host.value!.shutdown()
+            host.value = nil  // released on its own loop thread
         }
         timeline.note("done")
     }
@@ -152,7 +156,7 @@ private final class DemoRun {
     func finish() {
         // On an early failure the host is still alive: release it on its loop.
         do {
-            try onLoop { HostBox.current = nil }
+            try onLoop { [host] in host.value = nil }
             try loopThread.stopAndJoin()
         } catch {
             Output.error("demo: cleaning up failed: \(error)")
@@ -177,13 +181,13 @@ private final class DemoRun {
     /// Runs `body` on the service's loop thread and waits for it.
     private func onLoop(_ body: @escaping @Sendable () throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)
-        let failure = FailureBox()
+        let failure = LockedValue<String?>(nil)
         try loopThread.loop.execute {
-            do { try body() } catch { failure.message = "\(error)" }
+            do { try body() } catch { failure.withLock { $0 = "\(error)" } }
             done.signal()
         }
         done.wait()
-        if let message = failure.message { throw ValidationError(message) }
+        if let message = failure.withLock({ $0 }) { throw ValidationError(message) }
     }
 
     static func copy(_ source: String, to destination: String) throws {
@@ -193,16 +197,4 @@ private final class DemoRun {
         }
         try AtomicFile.write(bytes, to: destination, mode: 0o644)
     }
-}
-
-/// The host lives on the loop thread; the driver only reaches it through
-/// `onLoop`, so this box is only touched there (and after the join).
-private enum HostBox {
-    nonisolated(unsafe) static var current: ServiceHost?
-}
-
-/// Carries an error message out of a loop callback; written before the
-/// semaphore is signalled and read after it is waited on.
-private final class FailureBox: @unchecked Sendable {
-    var message: String?
 }

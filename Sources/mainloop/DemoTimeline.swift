@@ -1,13 +1,13 @@
 import Glibc
 import MainLoopJSON
-import Synchronization
+import MainLoop
 
 /// The demo's readable timeline: driver actions and the service's
 /// observations, each with the time since the demo started. Both threads
 /// print through it, one whole line at a time.
 final class DemoTimeline: Sendable {
     private let start: Double
-    private let lock = Mutex(())
+    private let lock = LockedValue(())
 
     init() { start = Self.now() }
 

@@ -116,6 +116,26 @@ import Testing
         #expect(h.appCodeWhileNotRunning.isEmpty)
     }
 
+    /// Issue 19: an app fd source that cannot be resumed (its descriptor
+    /// was closed while the app was suspended, so epoll refuses it) is
+    /// reported to the engine observers, not dropped silently by a `try?`.
+    @Test func anAppSourceThatCannotBeResumedIsReported() throws {
+        let h = try Harness()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[1]) }
+        try h.perform(.launch)
+        _ = try h.app.addFileDescriptor(fds[0], interest: .read) { _ in }
+        try h.perform(.home)
+        close(fds[0])
+        _ = h.take()
+        try h.perform(.foreground)
+        let failures = h.take().filter { $0.hasPrefix("appSourceFailed") }
+        #expect(failures.count == 1, "\(failures)")
+        #expect(failures.first?.hasPrefix("appSourceFailed \(fds[0]) ") == true && failures.first?.contains("Bad file descriptor") == true,
+                "\(failures)")
+    }
+
     @Test func localNotificationsAreDeliveredWhenActiveAndPresentedOtherwiseAndSurviveAKill() throws {
         let h = try Harness()
         try h.perform(.launch)

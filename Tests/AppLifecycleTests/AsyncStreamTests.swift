@@ -13,7 +13,7 @@ private final class Log: @unchecked Sendable {
     /// changes one by one, nothing while suspended, the merged one on resume.
     @Test func notificationStreamMatchesAnObserver() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         let observed = Log(), streamed = Log()
         try center.addObserver(for: .orientation) { observed.lines.append("\($0.name) \($0.value.jsonText) x\($0.merged)") }
@@ -41,7 +41,7 @@ private final class Log: @unchecked Sendable {
     /// what was buffered, rather than losing a notification silently.
     @Test func aConsumerThatFallsBehindGetsAnErrorNotASilentGap() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         let stream = try center.notifications(of: .proximity, bufferLimit: 3)
         try application.perform(.launch)
@@ -61,7 +61,7 @@ private final class Log: @unchecked Sendable {
 
     @Test func endingTheIterationRemovesTheObserver() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         let before = application.observers.count
         let stream = try center.notifications()
@@ -77,7 +77,7 @@ private final class Log: @unchecked Sendable {
 
     @Test func stateChangesArriveInOrder() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let states = application.stateChanges()
         let log = Log()
         Task(executorPreference: loop.executor) {

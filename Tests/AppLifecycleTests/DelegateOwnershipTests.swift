@@ -18,7 +18,7 @@ import Testing
     @Test func aDelegatePassedInlineReceivesItsCallbacks() throws {
         let loop = try MainRunLoop(deterministic: true)
         let log = Recorder.Log()
-        let application = Application(loop: loop, delegate: Recorder(log))
+        let application = try Application(loop: loop, delegate: Recorder(log))
         try application.perform(.launch)
         try application.perform(.terminate)
         #expect(log.lines == ["didFinishLaunching", "didBecomeActive", "willTerminate"])
@@ -26,7 +26,7 @@ import Testing
 
     @Test func settingTheDelegateToNilReleasesIt() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop, delegate: Recorder(Recorder.Log()))
+        let application = try Application(loop: loop, delegate: Recorder(Recorder.Log()))
         weak var released: Recorder?
         released = application.delegate as? Recorder
         #expect(released != nil)

@@ -21,7 +21,7 @@ import Testing
     /// input, posted in that order, take effect in that order on the loop.
     @Test func inputsFromAnotherThreadTakeEffectInArrivalOrder() throws {
         let loop = try MainRunLoop()
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let recorder = Recorder()
         application.delegate = recorder
         try application.notifications.addObserver { recorder.lines.append("\($0.name) \($0.value.jsonText) x\($0.merged)") }
@@ -44,7 +44,7 @@ import Testing
     /// issued that input returns; a lifecycle command is refused.
     @Test func inputsIssuedFromCallbacksTakeEffectRightAfterTheCurrentOne() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         var order: [String] = []
         // Unowned: the application keeps its observers (no cycle, no leak).
@@ -64,7 +64,7 @@ import Testing
     /// transition; its completion reports the outcome.
     @Test func aSubmittedCommandRunsAfterTheCurrentTransition() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         /// Completions are @Sendable; they run on the loop thread, as this test does.
         final class Log: @unchecked Sendable { var lines: [String] = [] }
         let results = Log()
@@ -88,7 +88,7 @@ import Testing
     /// issued later on the loop thread takes effect after it.
     @Test func aLoopThreadInputTakesEffectAfterWhatArrivedBefore() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         var order: [String] = []
         try application.notifications.addObserver { order.append("\($0.name) \($0.value.jsonText)") }
         try application.perform(.launch)

@@ -16,7 +16,7 @@ final class Harness: ApplicationDelegate {
         loop = try MainRunLoop(deterministic: true)
         var configuration = LifecycleConfiguration()
         configure(&configuration)
-        app = Application(loop: loop, configuration: configuration)
+        app = try Application(loop: loop, configuration: configuration)
         app.delegate = self
         app.addEngineObserver { [unowned self] event in
             switch event {
@@ -27,6 +27,7 @@ final class Harness: ApplicationDelegate {
             case .commandRejected(let command, _): self.lines.append("rejected \(command)")
             case .systemEventRefused(let error): self.lines.append("refused \(error)")
             case .memoryWarning(let delivered): self.lines.append("memoryWarning delivered=\(delivered)")
+            case .appSourceFailed(let descriptor, let error): self.lines.append("appSourceFailed \(descriptor) \(error)")
             }
         }
     }

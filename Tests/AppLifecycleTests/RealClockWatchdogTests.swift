@@ -19,7 +19,7 @@ import Testing
         // The application holds its delegate.
         let blocking = Blocking(block: .milliseconds(200)), quickDelegate = Blocking(block: .milliseconds(1))
         defer { withExtendedLifetime((blocking, quickDelegate)) {} }
-        let app = Application(loop: loop, configuration: configuration, delegate: blocking)
+        let app = try Application(loop: loop, configuration: configuration, delegate: blocking)
         var events: [EngineEvent] = []
         app.addEngineObserver { events.append($0) }
         try app.perform(.launch)
@@ -28,7 +28,7 @@ import Testing
         #expect(LoopInstant.monotonicNow() - start >= .milliseconds(200), "the callback really blocked")
         #expect(events.suffix(2) == [.killed(.didEnterBackgroundTimeout), .stateChanged(.notRunning)])
 
-        let quick = Application(loop: loop, configuration: configuration, delegate: quickDelegate)
+        let quick = try Application(loop: loop, configuration: configuration, delegate: quickDelegate)
         try quick.perform(.launch)
         try quick.perform(.home)
         #expect(quick.state == .suspended)

@@ -108,7 +108,7 @@ func processState(_ pid: pid_t) -> Character? {
         defer { try? thread.stopAndJoin() }
         let loop = thread.loop
         let reports = try OffLoopReleaseTests.onLoop(thread) {
-            let application = Application(loop: loop)
+            let application = try Application(loop: loop)
             let monitor = try MemoryPressureMonitor(application: application,
                                                     settings: MemoryPressureSettings(watchPath: "/proc/pressure/memory"),
                                                     logger: Logger(label: "test"))
@@ -119,7 +119,7 @@ func processState(_ pid: pid_t) -> Character? {
         // A trigger the kernel refuses (a window that is not a multiple of
         // 2 s for an unprivileged process, or under 500 ms) is an error.
         let refused = try OffLoopReleaseTests.onLoop(thread) { () -> Bool in
-            let application = Application(loop: loop)
+            let application = try Application(loop: loop)
             do {
                 _ = try MemoryPressureMonitor(application: application,
                                               settings: MemoryPressureSettings(watchPath: "/proc/pressure/memory",

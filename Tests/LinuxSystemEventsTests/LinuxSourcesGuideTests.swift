@@ -15,7 +15,7 @@ final class MyService {
     private let defaults: UserDefaultsMonitor
 
     init(loop: MainRunLoop, defaultsFile: String, localeFile: String, zoneFiles: [String]) throws {
-        application = Application(loop: loop)
+        application = try Application(loop: loop)
         let center = application.notifications
         // Every source posts through one closure: a refused event is
         // reported, never dropped silently.

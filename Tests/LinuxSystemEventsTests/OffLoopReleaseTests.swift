@@ -196,7 +196,7 @@ final class Handoff<Value>: @unchecked Sendable {
         let app = Handoff<Application>()
         let baseline = try Self.onLoop(thread) { thread.loop.scheduledTimerCount }
         try Self.onLoop(thread) {
-            let application = Application(loop: thread.loop)
+            let application = try Application(loop: thread.loop)
             try application.perform(.launch)
             try application.scheduleTimer(after: .milliseconds(30)) { fired.value = true }
             app.value = application

@@ -22,7 +22,7 @@ import Testing
         let path = directory.file("parts.sock")
         let held = Held()
         try OffLoopReleaseTests.onLoop(thread) {
-            let application = Application(loop: thread.loop)
+            let application = try Application(loop: thread.loop)
             try application.perform(.launch)
             let server = try ControlResponder(application: application).serve(path: path, logger: Logger(label: "test"))
             held.objects = [server]
@@ -44,7 +44,7 @@ import Testing
         let held = Held()
         let delivered = Locked<[String]>([])
         try OffLoopReleaseTests.onLoop(thread) {
-            let application = Application(loop: thread.loop)
+            let application = try Application(loop: thread.loop)
             try application.notifications.addObserver { note in delivered.mutate { $0.append("\(note)") } }
             let responder = ControlResponder(application: application)
             responder.extraStats = { ["mine": 7] }
@@ -75,7 +75,7 @@ import Testing
         let reloads = Locked(0)
         let held = Held()
         try OffLoopReleaseTests.onLoop(thread) {
-            let application = Application(loop: thread.loop)
+            let application = try Application(loop: thread.loop)
             let supervision = try SystemdSupervision(application: application, notifier: try SystemdNotifier(socketName: notifyPath),
                                                      watchdog: nil, logger: Logger(label: "test"), handlesHangup: false,
                                                      status: { "mine: \(application.state.rawValue)" },

@@ -47,7 +47,7 @@ private actor LoopBoundModel {
         try loop.runUntilIdle()
         #expect(result == [7])
         #expect(loop.executor.isIsolatingCurrentContext() == true)
-        let elsewhere = Mutex<Bool?>(nil)
+        let elsewhere = LockedValue<Bool?>(nil)
         let thread = TestThread { elsewhere.withLock { $0 = loop.executor.isIsolatingCurrentContext() } }
         thread.join()
         #expect(elsewhere.withLock { $0 } == false)

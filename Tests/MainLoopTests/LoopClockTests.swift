@@ -154,7 +154,7 @@ private actor Sleeper {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // The timer is gone on the loop thread.
-        let count = Mutex(-1)
+        let count = LockedValue(-1)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             do {
                 try loop.execute {

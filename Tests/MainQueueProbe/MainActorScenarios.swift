@@ -39,7 +39,7 @@ import SystemNotifications
 /// (a synchronous engine observer) while the app's code stays gated.
 @MainActor func mainActorApp() throws {
     let loop = try MainRunLoop.makeMain(deterministic: true)
-    let application = Application(mainActorDelegate: MainActorDelegate())
+    let application = try Application(mainActorDelegate: MainActorDelegate())
     let watcher = OrientationWatcher()
     try watcher.attach(to: application.notifications)
     application.addEngineObserver { event in

@@ -69,7 +69,7 @@ func fifo() throws {
 /// and the work posted before it.
 func gating(resume: LifecycleCommand) throws {
     let loop = try MainRunLoop.makeMain(deterministic: true)
-    let app = Application(loop: loop)
+    let app = try Application(loop: loop)
     let bound = MainThreadBound(value: app)
     try app.notifications.addObserver { say("notification \($0.name) x\($0.merged)") }
     try app.perform(.launch)
@@ -101,7 +101,7 @@ func gating(resume: LifecycleCommand) throws {
 /// A killed app's main-queue work waits for the next launch.
 func killedWhileSuspended() throws {
     let loop = try MainRunLoop.makeMain(deterministic: true)
-    let app = Application(loop: loop)
+    let app = try Application(loop: loop)
     let bound = MainThreadBound(value: app)
     try app.perform(.launch)
     try app.perform(.home)

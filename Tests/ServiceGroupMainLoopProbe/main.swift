@@ -37,7 +37,7 @@ struct ServiceGroupMainLoopProbe {
         var logger = Logger(label: "probe")
         logger.logLevel = .warning
         let service = MainLoopService(logger: logger) { @MainActor in
-            .init(Application(mainActorDelegate: AppDelegate()), keeping: [Part()])
+            .init(try Application(mainActorDelegate: AppDelegate()), keeping: [Part()])
         }
         let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm], cancellationSignals: [],
                                  logger: logger)

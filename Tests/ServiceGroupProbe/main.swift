@@ -51,7 +51,7 @@ let service = MainLoopService(logger: logger) { loop in
     } catch {
         say("addSignal(SIGTERM): \(error)")
     }
-    let application = Application(loop: loop)
+    let application = try Application(loop: loop)
     let delegate = PrintingDelegate()
     delegates.append(delegate)
     application.delegate = delegate

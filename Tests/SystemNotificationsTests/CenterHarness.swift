@@ -13,7 +13,7 @@ final class CenterHarness {
 
     init() throws {
         loop = try MainRunLoop(deterministic: true)
-        app = Application(loop: loop)
+        app = try Application(loop: loop)
         center = SystemNotificationCenter(application: app)
     }
 

@@ -138,7 +138,7 @@ import Testing
         weak var weakApplication: Application?
         try {
             let loop = try MainRunLoop()
-            let application = Application(loop: loop)
+            let application = try Application(loop: loop)
             let center = SystemNotificationCenter(application: application)
             try center.addObserver { _ in }
             try application.perform(.launch)
@@ -159,7 +159,7 @@ import Testing
         let loop = try MainRunLoop(deterministic: true)
         var poster: EngineInputPoster?
         try {
-            let application = Application(loop: loop)
+            let application = try Application(loop: loop)
             let center = SystemNotificationCenter(application: application)
             try application.perform(.launch)
             _ = try application.beginBackgroundTask(name: "t")

@@ -62,7 +62,7 @@ import Testing
 
     @Test func eventsFromOtherThreadsAreDeliveredOnTheLoop() throws {
         let loop = try MainRunLoop()
-        let app = Application(loop: loop)
+        let app = try Application(loop: loop)
         let center = SystemNotificationCenter(application: app)
         try app.perform(.launch)
         var received: [String] = []

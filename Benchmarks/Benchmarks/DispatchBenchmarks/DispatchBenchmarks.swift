@@ -298,7 +298,7 @@ func makeCenter(subjects: Int = CoalescingLimits().maxSubjectsPerKind) throws ->
     let loop = try MainRunLoop()
     var limits = CoalescingLimits()
     limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
-    let application = Application(loop: loop, limits: limits)
+    let application = try Application(loop: loop, limits: limits)
     return (loop, application, application.notifications)
 }
 

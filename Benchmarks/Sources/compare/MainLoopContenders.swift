@@ -76,7 +76,7 @@ enum MainLoopContenders {
     /// A live system notification to `observers` observers (app active).
     static func liveNotification(events: Int, observers: Int) throws -> Double {
         let loop = try MainRunLoop()
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         let counter = Counter()
         for _ in 0..<observers { try center.addObserver(for: .orientation) { _ in counter.value &+= 1 } }
@@ -87,7 +87,7 @@ enum MainLoopContenders {
     /// Holding while suspended: the coalesce cost per event.
     static func heldCoalesce(events: Int) throws -> Double {
         let loop = try MainRunLoop()
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         let center = application.notifications
         try application.perform(.launch)
         try application.perform(.home)
@@ -168,7 +168,7 @@ extension MainLoopContenders {
         let loop = try MainRunLoop()
         var limits = CoalescingLimits()
         limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
-        let application = Application(loop: loop, limits: limits)
+        let application = try Application(loop: loop, limits: limits)
         let center = application.notifications
         try application.perform(.launch)
         try application.perform(.home)
@@ -196,7 +196,7 @@ extension MainLoopContenders {
         let loop = try MainRunLoop()
         var limits = CoalescingLimits()
         limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
-        let application = Application(loop: loop, limits: limits)
+        let application = try Application(loop: loop, limits: limits)
         let center = application.notifications
         let counter = Counter()
         try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
@@ -218,7 +218,7 @@ extension MainLoopContenders {
     /// (for profiling what a transition costs).
     static func lifecycleCycles(_ count: Int) throws -> Double {
         let loop = try MainRunLoop()
-        let application = Application(loop: loop)
+        let application = try Application(loop: loop)
         try application.notifications.addObserver { _ in }
         try application.perform(.launch)
         return try nanosecondsPerEvent(count) {

@@ -86,7 +86,7 @@ struct HeartbeatService {
         let timeline = Timeline(loop: loop, start: loop.now)
         let worker = try LoopThread.start()
         let ledger = BeatLedger(loop: worker.loop)
-        let app = Application(loop: loop)
+        let app = try Application(loop: loop)
 
         // Async sequences: every orientation notification, every state change.
         // The engine feeds the streams in its own order (held notifications

@@ -114,7 +114,7 @@ struct TemplateService {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
         // The app, on the main thread's loop.
-        let application = Application(mainActorDelegate: AppDelegate())
+        let application = try Application(mainActorDelegate: AppDelegate())
         let loop = application.loop
         let printer = NotificationPrinter()
         try printer.observe(application.notifications)

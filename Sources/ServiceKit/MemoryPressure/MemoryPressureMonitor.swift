@@ -176,3 +176,8 @@ public final class MemoryPressureMonitor {
         }
     }
 }
+
+/// Bound to its loop's thread: to use it from another thread, carry it in a
+/// `LoopBound` and reach it on the loop (`loop.execute`).
+@available(*, unavailable)
+extension MemoryPressureMonitor: Sendable {}

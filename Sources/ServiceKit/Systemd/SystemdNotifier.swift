@@ -28,11 +28,10 @@ public final class SystemdNotifier: Sendable {
     /// A notifier for an explicit socket (a path or `@abstract`).
     public init(socketName: String) throws(MainLoopError) {
         guard socketName.hasPrefix("/") || socketName.hasPrefix("@"), socketName.utf8.count > 1 else {
-            throw .system(operation: "NOTIFY_SOCKET must be an absolute path or an @abstract name, not '\(socketName)'",
-                          errno: EINVAL)
+            throw .invalidConfiguration("NOTIFY_SOCKET must be an absolute path or an @abstract name, not '\(socketName)'")
         }
         guard socketName.utf8.count < UnixSocketAddress.maxPathBytes else {
-            throw .system(operation: "NOTIFY_SOCKET '\(socketName)' is longer than a socket address holds", errno: ENAMETOOLONG)
+            throw .invalidConfiguration("NOTIFY_SOCKET '\(socketName)' is longer than a socket address holds")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(operation: "socket(AF_UNIX, SOCK_DGRAM)", errno: errno) }
