@@ -109,7 +109,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop"]),
+        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "TestSupport"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.

@@ -3,7 +3,7 @@ import Glibc
 import MainLoop
 import Testing
 
-@Suite struct AppWorkTests {
+@Suite(.timeLimit(.minutes(2))) struct AppWorkTests {
     @Test func missedTimersFireOnceAfterResumeInFirstMissedOrderThenKeepTheirSchedule() throws {
         let h = try Harness()
         try h.perform(.launch)

@@ -8,7 +8,7 @@ private final class Log: @unchecked Sendable {
     var lines: [String] = []
 }
 
-@Suite struct AsyncStreamTests {
+@Suite(.timeLimit(.minutes(2))) struct AsyncStreamTests {
     /// A `for try await` consumer gets exactly what an observer gets: live
     /// changes one by one, nothing while suspended, the merged one on resume.
     @Test func notificationStreamMatchesAnObserver() throws {

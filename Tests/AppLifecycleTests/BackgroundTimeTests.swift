@@ -2,7 +2,7 @@ import AppLifecycle
 import MainLoop
 import Testing
 
-@Suite struct BackgroundTimeTests {
+@Suite(.timeLimit(.minutes(2))) struct BackgroundTimeTests {
     private func harness(limit: Int = 30, lead: Int = 5, modes: Set<BackgroundMode> = []) throws -> Harness {
         try Harness {
             $0.backgroundTaskLimit = .seconds(limit)
@@ -130,7 +130,7 @@ import Testing
     }
 }
 
-@Suite struct ServiceAndKeepAliveTests {
+@Suite(.timeLimit(.minutes(2))) struct ServiceAndKeepAliveTests {
     @Test func aDeclaredServiceKeepsTheAppRunningUntilItStops() throws {
         let h = try Harness { $0.backgroundModes = ["audio"] }
         try h.perform(.launch)
@@ -171,6 +171,23 @@ import Testing
         try h.advance(to: 1800)
         #expect(h.take().isEmpty, "an active app is not called")
         #expect(h.appCodeWhileNotRunning.isEmpty)
+    }
+
+    /// `clearKeepAliveTimeout()` (UIKit's name) removes the handler: a
+    /// suspended app is no longer woken.
+    @Test func clearingTheKeepAliveTimeoutStopsTheWakes() throws {
+        let h = try Harness { $0.backgroundModes = [.voip] }
+        try h.perform(.launch)
+        try h.app.setKeepAliveTimeout(.seconds(600)) { [unowned h] in h.appCode("keepAlive @\(h.now)") }
+        try h.perform(.home)
+        try h.advance(to: 600)
+        #expect(h.take().contains("keepAlive @600.0"))
+        try h.perform(.foreground)
+        h.app.clearKeepAliveTimeout()
+        try h.perform(.home)
+        _ = h.take()
+        try h.advance(to: 2400)
+        #expect(h.take().isEmpty, "no wake after the handler was cleared")
     }
 
     @Test func keepAliveHandlerOverrunSuspendsTheAppAgain() throws {

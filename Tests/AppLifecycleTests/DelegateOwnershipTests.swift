@@ -4,7 +4,7 @@ import Testing
 
 /// The application keeps its delegate (issue 18: a delegate passed inline
 /// was held weakly, released at once, and the app ran with no delegate).
-@Suite struct DelegateOwnershipTests {
+@Suite(.timeLimit(.minutes(2))) struct DelegateOwnershipTests {
     /// Records callbacks into a box the test keeps (not the delegate).
     final class Recorder: ApplicationDelegate {
         final class Log { var lines: [String] = [] }

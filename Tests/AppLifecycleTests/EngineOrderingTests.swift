@@ -6,7 +6,7 @@ import Testing
 
 /// The ordering contract (README, "Ordering contract"): every input takes
 /// effect in the order it was issued, whatever path it takes.
-@Suite struct EngineOrderingTests {
+@Suite(.timeLimit(.minutes(2))) struct EngineOrderingTests {
     final class Recorder: ApplicationDelegate {
         var lines: [String] = []
         var onInput: ((String) -> Void)?

@@ -5,7 +5,7 @@ import Testing
 /// loop and the main thread, and an app's gate on them while suspended.
 /// These need the process's main thread, so each runs the MainQueueProbe
 /// executable (Tests/MainQueueProbe) as a child process and reads what it printed.
-@Suite struct MainQueueTests {
+@Suite(.timeLimit(.minutes(2))) struct MainQueueTests {
     private func probe(_ scenario: String) throws -> [String] {
         let result = try BuiltExecutable.run("MainQueueProbe", [scenario])
         #expect(result.status == 0, "MainQueueProbe \(scenario) failed: \(result.output)\(result.error)")

@@ -4,7 +4,7 @@ import MainLoop
 import Synchronization
 import Testing
 
-@Suite struct RealClockWatchdogTests {
+@Suite(.timeLimit(.minutes(2))) struct RealClockWatchdogTests {
     /// A didEnterBackground that really blocks the loop thread past a short
     /// configured limit gets the app killed; one within it does not.
     @Test func blockedDidEnterBackgroundIsKilledOnTheRealClock() throws {

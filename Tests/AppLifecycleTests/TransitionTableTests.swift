@@ -4,7 +4,7 @@ import Testing
 
 /// Every row of the SPEC §1 table, as the sequence of state lines and
 /// callbacks it produces.
-@Suite struct TransitionTableTests {
+@Suite(.timeLimit(.minutes(2))) struct TransitionTableTests {
     /// Drives the harness into `state` using commands from the table.
     static func reach(_ state: AppState, _ harness: Harness) throws {
         switch state {

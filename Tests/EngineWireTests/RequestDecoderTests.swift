@@ -5,7 +5,7 @@ import Testing
 
 /// The SPEC §6 vocabulary is decoded once, for the replay, the socket and
 /// `ctl`; each context accepts its forms and words its errors the same way.
-@Suite struct RequestDecoderTests {
+@Suite(.timeLimit(.minutes(2))) struct RequestDecoderTests {
     private func decode(_ text: String, _ context: RequestContext) throws -> EngineRequest {
         try RequestDecoder.decode(try JSONValue.parse(text).objectValue!, context: context)
     }

@@ -2,7 +2,7 @@ import FileSupport
 import Glibc
 import Testing
 
-@Suite struct AtomicFileTests {
+@Suite(.timeLimit(.minutes(2))) struct AtomicFileTests {
     @Test func replacesTheFileWholeAndLeavesNoTemporaryBehind() throws {
         var template = Array("/tmp/mainloop-atomic-XXXXXX".utf8CString)
         let directory = String(cString: mkdtemp(&template)!)

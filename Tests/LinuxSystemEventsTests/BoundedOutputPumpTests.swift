@@ -4,7 +4,7 @@ import MainLoopKit
 import Testing
 
 /// The service's stdout writer: a bounded queue drained by its own thread.
-@Suite struct BoundedOutputPumpTests {
+@Suite(.timeLimit(.minutes(2))) struct BoundedOutputPumpTests {
     /// Everything written arrives, whole and in order, when it is read.
     @Test func linesArriveInOrderWhenRead() throws {
         var fds: [Int32] = [0, 0]

@@ -5,7 +5,7 @@ import MainLoopJSON
 import Testing
 
 /// Issue 12, item 14: what the `mainloop` tool says when something is wrong.
-@Suite struct CLIMessageTests {
+@Suite(.timeLimit(.minutes(2))) struct CLIMessageTests {
     /// System errors carry the system's words, not only a number.
     @Test func systemErrorsSayWhatTheSystemSaid() throws {
         let result = try BuiltTool.run(["run", "--socket", "/proc/no-such-dir/s.sock"])

@@ -60,7 +60,7 @@ final class RunningService: @unchecked Sendable {
     func send(_ request: JSONValue) throws -> JSONObject { try ControlClient.send(request, to: socket) }
 }
 
-@Suite struct ControlSocketTests {
+@Suite(.timeLimit(.minutes(2))) struct ControlSocketTests {
     @Test func garbageOversizeHalfClosedAndAbruptClientsNeverHurtTheService() throws {
         let service = try RunningService()
         defer { service.stop() }

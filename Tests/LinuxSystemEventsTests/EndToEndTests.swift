@@ -5,7 +5,7 @@ import Testing
 
 /// `mainloop run` as a real process, driven by `mainloop ctl` and
 /// `mainloop defaults` processes and real file changes.
-@Suite struct EndToEndTests {
+@Suite(.timeLimit(.minutes(2))) struct EndToEndTests {
     @Test func suspendChangeEverythingFromOutsideAndResumeToOneMergedNotificationPerKind() throws {
         let directory = TemporaryDirectory()
         let socket = directory.file("s.sock"), defaults = directory.file("d.json"), locale = directory.file("locale")

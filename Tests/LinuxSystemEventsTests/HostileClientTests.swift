@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import MainLoopKit
@@ -36,7 +37,7 @@ final class RawClient {
 }
 
 /// Issue 12: the control socket under clients that misbehave.
-@Suite struct HostileClientTests {
+@Suite(.timeLimit(.minutes(2))) struct HostileClientTests {
     /// Item 1: replies fill the socket buffer, then the client closes
     /// without reading them. The old connection freed itself in `readable()`
     /// and then flushed through a dangling reference (SIGABRT).
@@ -46,7 +47,12 @@ final class RawClient {
         for _ in 0..<5 {
             let client = try RawClient(path: service.socket)
             client.sendWithoutBlocking(requests)
-            usleep(20_000)  // the service replies until the client's buffer is full
+            // The service replies until the client's buffer is full: wait
+            // for a good part of it to be queued, not for a time.
+            #expect(eventually(timeout: 10) {
+                var queued: Int32 = 0
+                return ioctl(client.fd, UInt(FIONREAD), &queued) == 0 && queued >= 64 * 1024
+            }, "replies queued at the client")
             client.sendWithoutBlocking(requests)
             client.close()  // with requests still unread: a reply finds the client gone
         }
@@ -167,7 +173,9 @@ extension HostileClientTests {
             final class Flag: @unchecked Sendable { var stop = false; var wrongModes = 0 }
             let flag = Flag()
             let files = directory.path
+            let finished = DispatchSemaphore(value: 0)
             let creator = Thread {
+                defer { finished.signal() }
                 var index = 0
                 while !flag.stop {
                     let file = files + "/f\(index % 64)"
@@ -186,7 +194,7 @@ extension HostileClientTests {
                 server.stop()
             }
             flag.stop = true
-            usleep(20_000)
+            finished.wait()  // the creator's last file is checked
             precondition(flag.wrongModes == 0, "\(flag.wrongModes) files were created under the server's umask")
         }
     }
@@ -405,7 +413,7 @@ extension HostileClientTests {
 }
 
 /// Item 8: the default socket path, and who `ctl` agrees to talk to.
-@Suite struct SocketSquattingTests {
+@Suite(.timeLimit(.minutes(2))) struct SocketSquattingTests {
     /// Without `XDG_RUNTIME_DIR` the default socket was `/tmp/mainloop-UID.sock`,
     /// which another user could bind first. Now it is in a directory of the
     /// user's own, mode 0700, verified before use.

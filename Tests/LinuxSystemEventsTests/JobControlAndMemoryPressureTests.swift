@@ -22,7 +22,7 @@ func processState(_ pid: pid_t) -> Character? {
 
 /// Issue 13, items 5 and 6: Ctrl-Z and `fg` as the home button and the app
 /// switcher; memory pressure as the iOS memory warning.
-@Suite struct JobControlAndMemoryPressureTests {
+@Suite(.timeLimit(.minutes(2))) struct JobControlAndMemoryPressureTests {
     /// SIGTSTP suspends the app and stops the process; another process
     /// writes defaults three times and the locale file while it is stopped;
     /// SIGCONT brings the app back with one merged notification per kind

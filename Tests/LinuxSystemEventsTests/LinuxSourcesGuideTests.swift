@@ -41,7 +41,7 @@ final class MyService {
     }
 }
 
-@Suite struct LinuxSourcesGuideTests {
+@Suite(.timeLimit(.minutes(2))) struct LinuxSourcesGuideTests {
     @Test func theGuidesServiceHoldsAndMergesADefaultsChange() throws {
         let directory = TemporaryDirectory()
         writeFile(directory.file("locale"), "LANG=en_GB.UTF-8\n")

@@ -6,7 +6,7 @@ import MainLoopJSON
 import SystemNotifications
 import Testing
 
-@Suite struct LocaleSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct LocaleSourceTests {
     @Test func aRealLocaleFileChangePostsTheNewIdentifier() throws {
         let directory = TemporaryDirectory()
         let file = directory.file("locale")
@@ -29,7 +29,7 @@ import Testing
     }
 }
 
-@Suite struct UserDefaultsStoreTests {
+@Suite(.timeLimit(.minutes(2))) struct UserDefaultsStoreTests {
     @Test func typedGetSetRemoveAndAtomicReplacement() throws {
         let directory = TemporaryDirectory()
         let store = UserDefaultsStore(path: directory.file("nested/dir/app.json"))

@@ -3,7 +3,7 @@ import MainLoop
 import Testing
 
 /// The log rate limit every repeating log line goes through.
-@Suite struct LogRateLimitTests {
+@Suite(.timeLimit(.minutes(2))) struct LogRateLimitTests {
     @Test func admitsABurstPerWindowThenSaysHowManyWereLeftOut() {
         var limit = LogRateLimit(burst: 2, window: .seconds(10))
         let start = LoopInstant(nanoseconds: 0)

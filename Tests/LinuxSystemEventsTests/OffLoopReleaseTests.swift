@@ -17,7 +17,7 @@ final class Handoff<Value>: @unchecked Sendable {
 /// cleanup runs on the loop (sources removed, descriptors closed, watches
 /// and timers gone), and an event arriving meanwhile finds nobody instead
 /// of a dangling reference.
-@Suite(.serialized) struct OffLoopReleaseTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct OffLoopReleaseTests {
     /// Runs `body` on the loop thread and waits for its result.
     @discardableResult
     static func onLoop<Value>(_ thread: LoopThread, _ body: @escaping @Sendable () throws -> Value) throws -> Value {

@@ -33,7 +33,7 @@ func exchangeLines(_ bytes: [UInt8], path: String, count: Int) throws -> [String
     return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
 }
 
-@Suite struct SocketOrderingRegressionTests {
+@Suite(.timeLimit(.minutes(2))) struct SocketOrderingRegressionTests {
     /// Issue 9: home, two orientation events and foreground in one write
     /// are applied in order: one merged notification after the resume, and
     /// each `ok` means the request was applied.

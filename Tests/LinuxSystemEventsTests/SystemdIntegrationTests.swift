@@ -18,7 +18,7 @@ final class Locked<Value>: @unchecked Sendable {
 
 /// Issue 13: `mainloop run` under a service manager, on real sockets and
 /// real signals.
-@Suite struct SystemdIntegrationTests {
+@Suite(.timeLimit(.minutes(2))) struct SystemdIntegrationTests {
     /// READY once the socket listens, STATUS lines, WATCHDOG every half
     /// period, RELOADING (with MONOTONIC_USEC) then READY on SIGHUP, and
     /// STOPPING on SIGTERM, to a real datagram listener.
@@ -160,7 +160,7 @@ final class Locked<Value>: @unchecked Sendable {
 
 /// The example units in systemd/ are what `systemd-analyze verify`
 /// accepts without a warning (with ExecStart pointed at the built tool).
-@Suite struct ExampleUnitTests {
+@Suite(.timeLimit(.minutes(2))) struct ExampleUnitTests {
     @Test func exampleUnitsVerify() throws {
         guard access("/usr/bin/systemd-analyze", X_OK) == 0 else { return }
         let repository = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().deletingLastPathComponent()
@@ -186,7 +186,7 @@ final class Locked<Value>: @unchecked Sendable {
 }
 
 /// Socket activation, with the real `systemd-socket-activate`.
-@Suite struct SocketActivationTests {
+@Suite(.timeLimit(.minutes(2))) struct SocketActivationTests {
     static var activator: String? {
         ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"].first { access($0, X_OK) == 0 }
     }

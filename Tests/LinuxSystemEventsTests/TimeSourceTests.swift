@@ -25,7 +25,7 @@ final class ScriptedWallClock: WallClock {
     func zoneIdentity() -> String { zone }
 }
 
-@Suite struct InjectedClockTimeSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct InjectedClockTimeSourceTests {
     private func source(_ clock: ScriptedWallClock) throws -> (SignificantTimeChangeSource, () -> [String]) {
         var events: [String] = []
         let source = try SignificantTimeChangeSource(loop: clock.loop, clock: clock, watcher: nil, detectClockSet: false) {
@@ -74,8 +74,9 @@ final class ScriptedWallClock: WallClock {
     }
 }
 
-/// Tests that change the process's TZ or the real clock run one at a time.
-@Suite(.serialized) struct RealTimeSourceTests {
+/// Tests that change the real clock run one at a time (the TZ test runs in
+/// a child process of its own).
+@Suite(.serialized, .timeLimit(.minutes(2))) struct RealTimeSourceTests {
     @Test func aReplacedZoneFileIsARealTimeZoneChange() throws {
         let directory = TemporaryDirectory()
         let zoneFile = directory.file("localtime")
@@ -96,15 +97,18 @@ final class ScriptedWallClock: WallClock {
         _ = source
     }
 
-    @Test func systemClockFindsARealDaylightSavingTransition() throws {
-        let previous = getenv("TZ").map { String(cString: $0) }
-        setenv("TZ", ":/usr/share/zoneinfo/Europe/Paris", 1)
-        defer { if let previous { setenv("TZ", previous, 1) } else { unsetenv("TZ") }; tzset() }
-        let clock = SystemWallClock()
-        // 2026-01-01T00:00:00Z: Paris springs forward on 2026-03-29 at 01:00 UTC.
-        #expect(clock.nextDaylightSavingTransition(after: 1_767_225_600) == 1_774_746_000)
-        // Local midnight in Paris (UTC+1 in January) is 23:00 UTC.
-        #expect(clock.nextLocalMidnight(after: 1_767_225_600) == 1_767_222_000 + 86_400)
+    /// In a child process of its own (an exit test): TZ belongs to the
+    /// process, and `setenv` here would race with every other suite that
+    /// reads local time in parallel.
+    @Test func systemClockFindsARealDaylightSavingTransition() async {
+        await #expect(processExitsWith: .success) {
+            setenv("TZ", ":/usr/share/zoneinfo/Europe/Paris", 1)
+            let clock = SystemWallClock()
+            // 2026-01-01T00:00:00Z: Paris springs forward on 2026-03-29 at 01:00 UTC.
+            guard clock.nextDaylightSavingTransition(after: 1_767_225_600) == 1_774_746_000 else { exit(1) }
+            // Local midnight in Paris (UTC+1 in January) is 23:00 UTC.
+            guard clock.nextLocalMidnight(after: 1_767_225_600) == 1_767_222_000 + 86_400 else { exit(2) }
+        }
     }
 
     /// Setting CLOCK_REALTIME to its own current value is harmless and still

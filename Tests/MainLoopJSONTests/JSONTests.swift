@@ -1,7 +1,7 @@
 import MainLoopJSON
 import Testing
 
-@Suite struct JSONTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONTests {
     @Test func parsesAndPrintsEveryValueType() throws {
         let text = #"{"a":null,"b":true,"c":-12.5,"d":"x\"y\\z\n\u00e9\ud83d\ude00","e":[1,2e3,{}],"f":{"g":[]}}"#
         let value = try JSONValue.parse(text)

@@ -15,7 +15,7 @@ private actor LoopBoundModel {
     }
 }
 
-@Suite struct ConcurrencyTests {
+@Suite(.timeLimit(.minutes(2))) struct ConcurrencyTests {
     @Test func anActorOnALoopExecutorRunsOnThatLoopInOrder() async throws {
         let thread = try LoopThread.start()
         let model = LoopBoundModel(loop: thread.loop)
@@ -54,7 +54,7 @@ private actor LoopBoundModel {
     }
 }
 
-@Suite struct WatchdogTests {
+@Suite(.timeLimit(.minutes(2))) struct WatchdogTests {
     @Test func realClockWatchdogNoticesABlockedLoopThread() throws {
         let loop = try MainRunLoop()
         let outcome = loop.runWatched(limit: .milliseconds(20)) { loop.blockMainThread(for: .milliseconds(80)) }

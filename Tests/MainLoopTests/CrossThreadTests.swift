@@ -1,9 +1,10 @@
+import Dispatch
 import Glibc
 import MainLoop
 import Synchronization
 import Testing
 
-@Suite struct CrossThreadTests {
+@Suite(.timeLimit(.minutes(2))) struct CrossThreadTests {
     /// 4 producer threads × 250,000 posts: each post runs exactly once, on
     /// the loop thread. Run under `swift test --sanitize=thread` in CI.
     @Test func everyPostFromEveryThreadRunsExactlyOnceOnTheLoopThread() throws {
@@ -57,14 +58,30 @@ import Testing
         #expect(wrongThread.load(ordering: .relaxed) == 0)
     }
 
+    /// A stop from another thread, sent once the loop is running (waited
+    /// for, not slept for): `run()` returns, no callback runs after it
+    /// returned, and the request is consumed (the loop runs again).
     @Test func stopFromAnotherThreadEndsRun() throws {
         let loop = try MainRunLoop()
+        let running = DispatchSemaphore(value: 0)
+        let ticks = LockedValue(0)
+        let timer = loop.scheduleTimer(after: .milliseconds(1), repeating: .milliseconds(1)) {
+            if ticks.withLock({ $0 += 1; return $0 }) == 1 { running.signal() }
+        }
         let stopper = TestThread {
-            usleep(20_000)
+            running.wait()
             loop.stop()
         }
         try loop.run()  // returns only because of the remote stop
         stopper.join()
+        let ticksAtReturn = ticks.withLock { $0 }
+        #expect(ticksAtReturn >= 1)
+        usleep(20_000)  // the timer is due 20 times over, but the loop is not running
+        #expect(ticks.withLock { $0 } == ticksAtReturn, "a callback ran after run() returned")
+        loop.scheduleTimer(after: .milliseconds(5)) { loop.stop() }
+        try loop.run()
+        #expect(ticks.withLock { $0 } > ticksAtReturn, "the stop request was not consumed")
+        timer.cancel()
     }
 
     @Test func loopThreadRunsAndJoins() throws {

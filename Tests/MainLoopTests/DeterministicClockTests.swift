@@ -1,7 +1,7 @@
 import MainLoop
 import Testing
 
-@Suite struct DeterministicClockTests {
+@Suite(.timeLimit(.minutes(2))) struct DeterministicClockTests {
     /// A small scenario mixing timers, repeats, posts and cancels; returns
     /// what ran, with the manual clock's reading.
     private func runScenario() throws -> [String] {

@@ -3,7 +3,7 @@ import Testing
 
 /// `Duration.nanosecondsClamped` (the timer path's conversion) agrees with
 /// Int128 division truncating toward zero, and clamps beyond Int64.
-@Suite struct DurationConversionTests {
+@Suite(.timeLimit(.minutes(2))) struct DurationConversionTests {
     /// The reference: the plain Int128 arithmetic it replaces.
     static func reference(_ duration: Duration) -> Int64 {
         let nanoseconds = duration.attoseconds / 1_000_000_000

@@ -29,7 +29,7 @@ private actor Sleeper {
     }
 }
 
-@Suite struct LoopClockTests {
+@Suite(.timeLimit(.minutes(2))) struct LoopClockTests {
     /// The README's example of testing async code deterministically, as written there.
     @Test func refreshWaitsFiveSeconds() async throws {
         let loop = try MainRunLoop(deterministic: true)          // a manual clock

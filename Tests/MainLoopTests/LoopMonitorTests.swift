@@ -4,7 +4,7 @@ import Glibc
 import Testing
 
 /// The loop monitor behind the hang detector and the metrics.
-@Suite struct LoopMonitorTests {
+@Suite(.timeLimit(.minutes(2))) struct LoopMonitorTests {
     final class Records: @unchecked Sendable {
         private let lock = NSLock()
         private var dispatches: [LoopDispatch] = []
@@ -75,17 +75,19 @@ import Testing
     }
 
     /// Unmonitored loops keep working, and the signal reservation refuses
-    /// a reserved signal with an error naming its owner.
+    /// a reserved signal with an error naming its owner. SIGWINCH: a signal
+    /// no other suite uses (reservations are process-wide, and suites run
+    /// in parallel; SignalSourceTests takes SIGUSR1/SIGUSR2).
     @Test func aReservedSignalIsRefused() throws {
         let loop = try MainRunLoop()
         defer { try? loop.shutdown() }
-        MainRunLoop.reserveSignals([SIGUSR2], for: "a test")
-        defer { MainRunLoop.releaseSignals([SIGUSR2]) }
-        #expect(throws: MainLoopError.signalReserved(signal: SIGUSR2, owner: "a test")) {
-            try loop.addSignal(SIGUSR2) {}
+        MainRunLoop.reserveSignals([SIGWINCH], for: "a test")
+        defer { MainRunLoop.releaseSignals([SIGWINCH]) }
+        #expect(throws: MainLoopError.signalReserved(signal: SIGWINCH, owner: "a test")) {
+            try loop.addSignal(SIGWINCH) {}
         }
-        MainRunLoop.releaseSignals([SIGUSR2])
-        let source = try loop.addSignal(SIGUSR2) {}
+        MainRunLoop.releaseSignals([SIGWINCH])
+        let source = try loop.addSignal(SIGWINCH) {}
         try source.remove()
     }
 }

@@ -1,7 +1,7 @@
 import MainLoop
 import Testing
 
-@Suite struct MisuseTests {
+@Suite(.timeLimit(.minutes(2))) struct MisuseTests {
     @Test func postingToAShutDownLoopThrows() throws {
         let loop = try MainRunLoop(deterministic: true)
         let channel = try loop.makeChannel(of: Int.self) { _ in }

@@ -1,7 +1,7 @@
 import MainLoop
 import Testing
 
-@Suite struct OrderingTests {
+@Suite(.timeLimit(.minutes(2))) struct OrderingTests {
     @Test func postsRunInFIFOOrder() throws {
         let loop = try MainRunLoop(deterministic: true)
         let record = Recorder()

@@ -2,7 +2,7 @@ import Glibc
 import MainLoop
 import Testing
 
-@Suite struct FileDescriptorSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct FileDescriptorSourceTests {
     @Test func readReadinessOnARealPipe() throws {
         let loop = try MainRunLoop()
         let pipe = TestPipe()
@@ -54,7 +54,7 @@ import Testing
 
 /// Signals are process-wide and only one libevent base may own them, so
 /// these tests run one at a time.
-@Suite(.serialized) struct SignalSourceTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SignalSourceTests {
     @Test(arguments: [SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGINT])
     func realSignalSentWithKillIsDeliveredOnTheLoopThread(signalNumber: Int32) throws {
         let loop = try MainRunLoop()
@@ -72,7 +72,7 @@ import Testing
     }
 }
 
-@Suite struct SelfRemovalTests {
+@Suite(.timeLimit(.minutes(2))) struct SelfRemovalTests {
     /// A source whose handler removes it, with the loop's registry as its only
     /// owner, stays alive until its callback returns (the janitor frees it
     /// later): its handler's captured state is still valid after `remove()`.

@@ -7,7 +7,7 @@ import Testing
 /// readable descriptor nobody reads is ready on every pass, and at its
 /// priority it would starve the lower-priority work that carries the
 /// owner's cleanup (the livelock a released FileWatcher caused).
-@Suite struct WeaklyOwnedSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct WeaklyOwnedSourceTests {
     final class Owner {
         var reads = 0
     }

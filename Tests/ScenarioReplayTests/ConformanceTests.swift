@@ -31,7 +31,7 @@ enum ScenarioFiles {
 
 /// Every scenario runs through `ScenarioFile.check`, the same code path as
 /// `mainloop replay --check`.
-@Suite struct ConformanceTests {
+@Suite(.timeLimit(.minutes(2))) struct ConformanceTests {
     @Test func theSuiteHasTheSharedScenariosAndAtLeastFifteenOfOurOwn() {
         let names = ScenarioFiles.conformance.map { String($0[$0.index(after: $0.lastIndex(of: "/")!)...]) }
         // Shared files are numbered NN-, the project's own NNN-.
@@ -75,7 +75,7 @@ enum ScenarioFiles {
     }
 }
 
-@Suite struct MalformedScenarioTests {
+@Suite(.timeLimit(.minutes(2))) struct MalformedScenarioTests {
     @Test func eachMalformedFileGetsAnErrorNamingFileStepAndProblem() {
         let outcomes = Dictionary(uniqueKeysWithValues: ScenarioFiles.malformed.map {
             (String($0[$0.index(after: $0.lastIndex(of: "/")!)...]), ScenarioFile.check($0))

@@ -25,7 +25,7 @@ import Testing
 /// whose line (`input` or `discarded`) closes that step's lines; before a
 /// system event it adds one too, so what came due at that instant closes
 /// before the event and the event's lines are its own.
-@Suite struct GeneratedScenarioPropertyTests {
+@Suite(.timeLimit(.minutes(2))) struct GeneratedScenarioPropertyTests {
     /// 200 seeds of 70 steps in CI; `MAINLOOP_PROPERTY_SEEDS=N` and
     /// `MAINLOOP_PROPERTY_STEPS=M` run a deeper sweep.
     static let seeds = Int(ProcessInfo.processInfo.environment["MAINLOOP_PROPERTY_SEEDS"] ?? "") ?? 200

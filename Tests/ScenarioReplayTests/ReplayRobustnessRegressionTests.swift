@@ -4,7 +4,7 @@ import Testing
 
 /// Regression tests for issue 9: extreme times neither crash nor hang the
 /// replay, and every invalid time is reported with its file and step.
-@Suite struct ReplayRobustnessRegressionTests {
+@Suite(.timeLimit(.minutes(2))) struct ReplayRobustnessRegressionTests {
     /// Runs `text` as a scenario; called in a child process that must exit
     /// normally (an error is fine, a trap or a hang is not: SIGALRM ends a hang).
     static func replayBounded(_ text: String) {

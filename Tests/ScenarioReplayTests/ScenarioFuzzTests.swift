@@ -10,7 +10,7 @@ import Testing
 /// an error naming the file, and the step (`steps[N]`) when a step was
 /// edited. Nothing may crash or hang: the run happens in a child process
 /// that an alarm ends after two minutes.
-@Suite struct ScenarioFuzzTests {
+@Suite(.timeLimit(.minutes(2))) struct ScenarioFuzzTests {
     @Test func tenThousandMutatedScenariosAreReplayedOrRejectedWithTheirPlace() async {
         await #expect(processExitsWith: .success) {
             alarm(120)

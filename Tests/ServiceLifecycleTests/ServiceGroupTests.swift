@@ -2,7 +2,7 @@ import Testing
 import TestSupport
 
 /// Issue 13, item 7: MainLoop inside a swift-service-lifecycle ServiceGroup.
-@Suite struct ServiceGroupTests {
+@Suite(.timeLimit(.minutes(2))) struct ServiceGroupTests {
     /// The group owns SIGTERM: a real SIGTERM shuts the group down
     /// gracefully, the app gets willTerminate once, the process exits 0; the
     /// loop refuses to take SIGTERM from the group.

@@ -4,7 +4,7 @@ import Testing
 /// The engine's own storage (``OwnedArray``, ``FreeListArray``): elements
 /// kept in order across growth, removed in place, and every element
 /// destroyed exactly once (counted with a class whose deinit counts).
-@Suite struct EngineStorageTests {
+@Suite(.timeLimit(.minutes(2))) struct EngineStorageTests {
     final class Tracked {
         let value: Int
         let onDeinit: () -> Void

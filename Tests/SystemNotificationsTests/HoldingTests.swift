@@ -5,7 +5,7 @@ import MainLoopJSON
 import SystemNotifications
 import Testing
 
-@Suite struct HoldingTests {
+@Suite(.timeLimit(.minutes(2))) struct HoldingTests {
     @Test func accountingBalancesHeldAgainstFoldedCancelledAndDiscarded() throws {
         let h = try CenterHarness()
         try h.observeAll()
@@ -129,7 +129,7 @@ import Testing
     }
 }
 
-@Suite struct LifetimeTests {
+@Suite(.timeLimit(.minutes(2))) struct LifetimeTests {
     /// A loop, application and center dropped together are freed, and with
     /// the loop its eventfds (the loop's inbox and timers refer back to the
     /// application, so a strong back-reference would leak them all).
@@ -152,7 +152,7 @@ import Testing
     }
 }
 
-@Suite struct ReleasedOwnerTests {
+@Suite(.timeLimit(.minutes(2))) struct ReleasedOwnerTests {
     /// Events and timers that arrive after their owner was released (on the
     /// loop thread) are dropped, not delivered into freed memory.
     @Test func aReleasedCenterAndApplicationStopTheirChannelsAndTimers() throws {

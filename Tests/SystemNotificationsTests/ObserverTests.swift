@@ -5,7 +5,7 @@ import MainLoopJSON
 import SystemNotifications
 import Testing
 
-@Suite struct ObserverTests {
+@Suite(.timeLimit(.minutes(2))) struct ObserverTests {
     @Test func liveDeliveryIsInArrivalOrderToAllAndPerKindObservers() throws {
         let h = try CenterHarness()
         var localeOnly: [String] = []

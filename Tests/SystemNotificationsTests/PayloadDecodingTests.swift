@@ -7,7 +7,7 @@ import Testing
 /// A notification's payload decodes into the user's own types, and
 /// notifications and JSON values print as JSON (issue 18: they printed as
 /// `JSONObject(keys: …, values: [… JSONValue.string(…)])`).
-@Suite struct PayloadDecodingTests {
+@Suite(.timeLimit(.minutes(2))) struct PayloadDecodingTests {
     struct Orientation: Decodable, Equatable { let orientation: String }
     struct Accessory: Decodable, Equatable { let accessory: String }
     struct Battery: Decodable, Equatable { let level: Double }
@@ -51,7 +51,7 @@ import Testing
 }
 
 /// The decoder on its own: nesting, optionals, integers and errors.
-@Suite struct JSONValueDecoderTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONValueDecoderTests {
     struct Config: Decodable, Equatable {
         struct Limits: Decodable, Equatable { let subjects: Int; let bytes: UInt16 }
         let name: String

@@ -1,0 +1,51 @@
+import MainLoopJSON
+import SystemNotifications
+import Testing
+
+/// The pure coalescing engine on its own, with no loop and no
+/// `Application` (issue 19): recording in each holding mode, the flush of
+/// held slots (one merged notification per kind or subject, net-zero
+/// dropped), and the accounting identity.
+@Suite(.timeLimit(.minutes(2))) struct CoalescingTableTests {
+    @Test func liveChangesAreDeliveredAndRepeatsAreUnchanged() throws {
+        var table = CoalescingTable()
+        let first = try table.record(.orientation(.faceUp), mode: .live)
+        #expect(first.effect == .live)
+        #expect(table.liveNotification(first).payload == ["orientation": "faceUp"])
+        table.finishLive(first)
+        #expect(try table.record(.orientation(.faceUp), mode: .live).effect == .unchanged)
+        #expect(try table.record(.orientation(.portrait), mode: .notRunning).effect == .changedWhileNotRunning)
+        #expect(try table.currentValue(of: .orientation) == "portrait")
+    }
+
+    @Test func heldEventsFlushAsOneNetChangePerKindAndSubject() throws {
+        var table = CoalescingTable()
+        try table.setInitialValue(.orientation(.portrait))
+        for event: SystemEvent in [.orientation(.faceUp), .orientation(.landscapeLeft),      // net: landscapeLeft
+                                   .batteryLevel(0.5), .batteryLevel(1.0),                    // back to default: net zero
+                                   .accessory(id: "dock", connected: true),
+                                   .accessory(id: "pen", connected: true), .accessory(id: "pen", connected: false)] {
+            #expect(try table.record(event, mode: .holding).effect == .held, "\(event.kind)")
+        }
+        #expect(try table.subjectCount(of: .accessory) >= 1)
+        let flushed = table.flushNotifications().map { "\($0)" }
+        #expect(flushed == [#"orientationDidChange {"orientation":"landscapeLeft"} (merged from 2)"#,
+                            #"accessoryDidConnect {"accessory":"dock"}"#],
+                "\(flushed)")
+        #expect(table.heldSlotCount == 0)
+        for (kind, counters) in table.statistics {
+            #expect(counters.held == counters.folded + counters.cancelled + counters.discarded + counters.pending,
+                    "accounting identity for \(kind.name): \(counters)")
+        }
+    }
+
+    @Test func discardDropsWhatWasHeld() throws {
+        var table = CoalescingTable()
+        _ = try table.record(.orientation(.faceUp), mode: .holding)
+        #expect(table.heldSlotCount == 1)
+        table.discard()
+        #expect(table.heldSlotCount == 0)
+        #expect(table.flushNotifications().isEmpty)
+        #expect(try table.counters(for: .orientation).discarded == 1)
+    }
+}
