@@ -5,18 +5,14 @@ extension Application {
     /// Enters a busy section of the engine (an input, a transition, a
     /// delivery): inputs issued on the loop thread meanwhile wait in the inbox.
     @inline(__always)
-    func enterEngine() { engineDepth += 1 }
+    func enterEngine(transition: Bool = false) { activity.enter(transition: transition) }
 
     /// Leaves a busy section; leaving the outermost one applies the inputs
     /// issued meanwhile, so they take effect right after the current input
     /// (before the call that issued it returns).
     @inline(__always)
-    func leaveEngine() {
-        engineDepth -= 1
-        if engineDepth == 0, queuedWhileBusy {
-            queuedWhileBusy = false
-            applyPendingInputs()
-        }
+    func leaveEngine(transition: Bool = false) {
+        if activity.leave(transition: transition) { applyPendingInputs() }
     }
 
     /// Applies every input that is waiting in the inbox (queued on the loop
@@ -24,9 +20,9 @@ extension Application {
     /// order. Called before an input issued on the loop thread takes effect,
     /// so that it takes effect after them.
     func applyPendingInputs() {
-        guard engineDepth == 0, !isDrainingInbox, inbox.hasPendingEvents else { return }
-        isDrainingInbox = true
-        defer { isDrainingInbox = false }
+        guard activity == .idle, inbox.hasPendingEvents else { return }
+        activity = .drainingInbox
+        defer { activity = .idle }
         inbox.drainNow()
     }
 
@@ -34,7 +30,7 @@ extension Application {
     /// now if the engine is idle, else when its busy section ends.
     func queueInLoop(_ entry: InboxEntry) throws(MainLoopError) {
         try inbox.postInLoop(entry)
-        if engineDepth > 0 { queuedWhileBusy = true } else { applyPendingInputs() }
+        if activity.isBusy { activity.noteQueued() } else { applyPendingInputs() }
     }
 
     /// Issues an input: at once on the loop thread with the engine idle and
@@ -44,7 +40,7 @@ extension Application {
             try inbox.post(entry)
             return
         }
-        guard engineDepth == 0, !inbox.hasPendingEvents else {
+        guard !activity.isBusy, !inbox.hasPendingEvents else {
             try queueInLoop(entry)
             return
         }

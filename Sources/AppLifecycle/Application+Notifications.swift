@@ -54,7 +54,7 @@ extension Application {
     /// the observers issue wait until it ends.
     @inline(__always)
     func deliver(_ notification: SystemNotification) {
-        assert(engineDepth > 0, "deliver outside a busy section of the engine")
+        assert(activity.isBusy, "deliver outside a busy section of the engine")
         observers.deliver(notification)
     }
 
@@ -65,7 +65,7 @@ extension Application {
     ///   ``/MainLoop/MainLoopError/shutDown`` after the loop was shut down.
     func postSystemEvent(_ event: SystemEvent) throws {
         loop.preconditionInLoop()
-        guard engineDepth == 0, !inbox.hasPendingEvents else {
+        guard !activity.isBusy, !inbox.hasPendingEvents else {
             try table.validate(event)
             try queueInLoop(.system(event))
             return
@@ -79,11 +79,11 @@ extension Application {
     @usableFromInline
     func postPrepared(_ event: PreparedEvent) throws {
         loop.preconditionInLoop()
-        guard engineDepth == 0, !inbox.hasPendingEvents else {
+        guard !activity.isBusy, !inbox.hasPendingEvents else {
             try queueInLoop(.prepared(event))
             return
         }
-        engineDepth = 1  // enterEngine() from an idle engine (checked above)
+        enterEngine()
         let outcome: RecordOutcome
         do {
             outcome = try table.record(event, mode: holdingMode)

@@ -54,16 +54,9 @@ public final class Application {
     var machine = LifecycleStateMachine()
     /// What the app owns in this run.
     var phase = Phase.notRunning
-    /// True while a transition's steps run; commands are refused then and
-    /// suspension waits for the transition's own `suspendIfIdle` step.
-    private(set) var isInTransition = false
-    /// How deep the engine is in applying an input, a transition or a
-    /// delivery; inputs issued on the loop thread meanwhile wait in the inbox.
-    @exclusivity(unchecked) var engineDepth = 0
-    /// An input was queued on the loop thread while the engine was busy.
-    @exclusivity(unchecked) var queuedWhileBusy = false
-    /// True while ``applyPendingInputs()`` drains the inbox.
-    var isDrainingInbox = false
+    /// What the engine is doing: idle, draining the inbox, or busy (how
+    /// deep, in a transition, inputs queued meanwhile). See ``EngineActivity``.
+    @exclusivity(unchecked) var activity = EngineActivity.idle
 
     /// Every input passes through here, in order (see the type's doc). Set
     /// once in init; read for every input.
@@ -205,7 +198,7 @@ public final class Application {
     ///   to queue it). Nothing changes then.
     public func perform(_ command: LifecycleCommand) throws(LifecycleError) {
         loop.preconditionInLoop()
-        guard engineDepth == 0 else { throw .transitionInProgress(command: command) }
+        guard !activity.isBusy else { throw .transitionInProgress(command: command) }
         applyPendingInputs()
         enterEngine()
         defer { leaveEngine() }
@@ -231,13 +224,8 @@ public final class Application {
 
     /// Runs steps in order; stops early when a step ends the app (a kill).
     func runTransition(_ steps: [LifecycleStep]) {
-        let outer = isInTransition
-        isInTransition = true
-        enterEngine()
-        defer {
-            isInTransition = outer
-            leaveEngine()
-        }
+        enterEngine(transition: true)
+        defer { leaveEngine(transition: true) }
         for step in steps {
             guard carryOut(step) else { return }
         }
@@ -321,7 +309,7 @@ public final class Application {
     /// Outside `force`, waits while a transition runs (its own
     /// `suspendIfIdle` step decides at the end).
     func suspendIfIdle(force: Bool = false) {
-        guard force || !isInTransition else { return }
+        guard force || !activity.isInTransition else { return }
         guard state == .background, let run = currentRun, run.tasks.isEmpty, run.services.isEmpty,
               let steps = machine.suspend() else { return }
         runTransition(steps)
