@@ -17,6 +17,9 @@ import PackageDescription
 //   ControlSocket      -> MainLoop, MainLoopJSON, FileSupport, ServiceLogging
 //                                             the Unix-socket transport of JSON lines; knows nothing of the lifecycle
 //   LinuxSystemEvents  -> SystemNotifications, FileSupport, ServiceLogging   the real sources (time, locale, defaults)
+//   CSystemd                                  system library over Debian's libsystemd-dev (sd-bus)
+//   SystemBus          -> MainLoop, SystemNotifications, CSystemd   a D-Bus client on the loop; the UPower,
+//                                             iio-sensor-proxy and logind sources
 //   ServiceKit         -> all of the above    the parts of a Linux service, each attachable to any Application
 //                                             (systemd, job control, memory pressure, the control responder,
 //                                             the Linux sources as one part, ServiceRunner, ServiceHost)
@@ -55,6 +58,11 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux"]),
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON"]),
@@ -73,16 +81,17 @@ let package = Package(
             dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "FileSupport", "ServiceLogging", "CLinux",
                            .product(name: "Logging", package: "swift-log")]
         ),
+        .target(name: "SystemBus", dependencies: ["MainLoop", "SystemNotifications", "CSystemd"]),
         .target(
             name: "ServiceKit",
             dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "EngineWire", "FileSupport",
-                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "CLinux",
+                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "SystemBus", "CLinux",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "MainLoopKit",
             dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "EngineWire", "FileSupport",
-                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "ServiceKit",
+                           "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "SystemBus", "ServiceKit",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(
@@ -131,7 +140,7 @@ let package = Package(
         .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),
-        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "SystemBus", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",

@@ -5,14 +5,22 @@ extension Application {
     /// Enters a busy section of the engine (an input, a transition, a
     /// delivery): inputs issued on the loop thread meanwhile wait in the inbox.
     @inline(__always)
-    func enterEngine(transition: Bool = false) { activity.enter(transition: transition) }
+    func enterEngine(transition: Bool = false) {
+        activity.depth += 1
+        if transition { activity.transitions += 1 }
+    }
 
     /// Leaves a busy section; leaving the outermost one applies the inputs
     /// issued meanwhile, so they take effect right after the current input
     /// (before the call that issued it returns).
     @inline(__always)
     func leaveEngine(transition: Bool = false) {
-        if activity.leave(transition: transition) { applyPendingInputs() }
+        activity.depth -= 1
+        if transition { activity.transitions -= 1 }
+        if activity.depth == 0, activity.queued {
+            activity.queued = false
+            applyPendingInputs()
+        }
     }
 
     /// Applies every input that is waiting in the inbox (queued on the loop
@@ -20,9 +28,9 @@ extension Application {
     /// order. Called before an input issued on the loop thread takes effect,
     /// so that it takes effect after them.
     func applyPendingInputs() {
-        guard activity == .idle, inbox.hasPendingEvents else { return }
-        activity = .drainingInbox
-        defer { activity = .idle }
+        guard activity.isIdle, inbox.hasPendingEvents else { return }
+        activity.beginDrain()
+        defer { activity.endDrain() }
         inbox.drainNow()
     }
 

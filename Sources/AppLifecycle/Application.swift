@@ -56,7 +56,7 @@ public final class Application {
     var phase = Phase.notRunning
     /// What the engine is doing: idle, draining the inbox, or busy (how
     /// deep, in a transition, inputs queued meanwhile). See ``EngineActivity``.
-    @exclusivity(unchecked) var activity = EngineActivity.idle
+    @exclusivity(unchecked) var activity = EngineActivity()
 
     /// Every input passes through here, in order (see the type's doc). Set
     /// once in init; read for every input.

@@ -15,4 +15,5 @@
 @_exported import MainLoopJSON
 @_exported import ServiceKit
 @_exported import ServiceLogging
+@_exported import SystemBus
 @_exported import SystemNotifications

@@ -1,0 +1,23 @@
+import Glibc
+
+/// Why a D-Bus call or connection failed.
+public enum DBusError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The peer answered with a D-Bus error (its name and message), e.g.
+    /// `org.freedesktop.DBus.Error.ServiceUnknown` for a daemon that is not running.
+    case remote(name: String, message: String)
+    /// sd-bus or the kernel refused an operation.
+    case system(operation: String, errno: Int32)
+    /// A reply did not have the expected shape.
+    case malformed(String)
+    /// The connection is closed (the bus went away, or it was closed).
+    case disconnected
+
+    public var description: String {
+        switch self {
+        case .remote(let name, let message): return "\(name): \(message)"
+        case .system(let operation, let code): return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
+        case .malformed(let problem): return "malformed reply: \(problem)"
+        case .disconnected: return "the bus connection is closed"
+        }
+    }
+}

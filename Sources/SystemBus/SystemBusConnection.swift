@@ -1,0 +1,322 @@
+import CSystemd
+import Glibc
+import MainLoop
+
+/// A D-Bus connection driven by a ``/MainLoop/MainRunLoop``: sd-bus (from
+/// libsystemd) does the protocol, the loop does the waiting. The bus's
+/// descriptor is an fd source whose interest follows `sd_bus_get_events`,
+/// a loop timer follows `sd_bus_get_timeout` (absolute CLOCK_MONOTONIC µs),
+/// and `sd_bus_process` runs until it has nothing left, re-querying both
+/// after every process and every send.
+///
+/// Only asynchronous calls: a reply, a signal or a timeout each arrive as a
+/// callback on the loop thread, so a slow or dead daemon never blocks the
+/// loop (calls time out after their `timeout`). When the connection breaks,
+/// every pending call gets ``DBusError/disconnected`` and ``onDisconnect``
+/// is called once. Real-clock loops only; loop thread only.
+public final class SystemBusConnection {
+    /// The loop that drives the connection.
+    public let loop: MainRunLoop
+    /// What the connection was opened to, for logs.
+    public let address: String
+    /// Called once when the connection breaks (the bus went away).
+    public var onDisconnect: ((DBusError) -> Void)?
+
+    /// The sd-bus connection; nil once closed.
+    private var bus: OpaquePointer?
+    private var source: FileDescriptorSource?
+    private var timer: LoopTimer?
+    private var interest: Readiness = .read
+    /// Messages processed per loop callback before yielding to other work
+    /// (a daemon flooding signals cannot starve the loop).
+    private static let batch = 64
+
+    /// Opens the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else
+    /// `unix:path=/run/dbus/system_bus_socket`), or `address` when given,
+    /// and starts its handshake on the loop.
+    /// - Throws: ``DBusError/system(operation:errno:)`` when there is no bus
+    ///   to connect to (ENOENT, ECONNREFUSED) or it cannot be watched.
+    public init(loop: MainRunLoop, address: String? = nil) throws(DBusError) {
+        loop.preconditionInLoop()
+        self.loop = loop
+        self.address = address ?? (getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+                                   ?? "unix:path=/run/dbus/system_bus_socket")
+        var opened: OpaquePointer?
+        if let address {
+            var made: OpaquePointer?
+            var result = sd_bus_new(&made)
+            guard result >= 0, let made else { throw .system(operation: "sd_bus_new", errno: -result) }
+            result = sd_bus_set_address(made, address)
+            if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
+            if result >= 0 { result = sd_bus_start(made) }
+            guard result >= 0 else {
+                sd_bus_close_unref(made)
+                throw .system(operation: "connecting to \(address)", errno: -result)
+            }
+            opened = made
+        } else {
+            let result = sd_bus_open_system(&opened)
+            guard result >= 0, opened != nil else { throw .system(operation: "connecting to the system bus \(self.address)", errno: -result) }
+        }
+        bus = opened
+        let descriptor = sd_bus_get_fd(opened)
+        do {
+            source = try loop.addFileDescriptor(descriptor, interest: .read, priority: .input, owner: self) { connection, _ in
+                connection.process()
+            }
+        } catch {
+            sd_bus_close_unref(opened)
+            bus = nil
+            throw .system(operation: "watching the bus descriptor (\(error))", errno: EINVAL)
+        }
+        timer = loop.makeTimer { [weak self] in self?.process() }
+        updateWatch()
+    }
+
+    deinit {
+        if let bus { sd_bus_flush_close_unref(bus) }
+        if let source, let timer {
+            loop.releaseOnLoop((source, timer)) { resources in
+                resources.0.removeIfNeeded()
+                resources.1.cancel()
+            }
+        }
+    }
+
+    /// Whether the connection is open.
+    public var isOpen: Bool { bus != nil }
+
+    /// Calls a method asynchronously; `reply` runs on the loop thread with
+    /// the reply's values, the peer's error, a timeout or ``DBusError/disconnected``.
+    public func call(destination: String, path: String, interface: String, member: String,
+                     arguments: [DBusArgument] = [], timeout: Duration = .seconds(25),
+                     reply: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+        loop.preconditionInLoop()
+        guard let bus else { return reply(.failure(.disconnected)) }
+        var message: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        guard result >= 0, let message else { return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result))) }
+        defer { sd_bus_message_unref(message) }
+        for argument in arguments {
+            result = argument.append(to: message)
+            guard result >= 0 else { return reply(.failure(.system(operation: "\(interface).\(member) arguments", errno: -result))) }
+        }
+        let box = Unmanaged.passRetained(CallbackBox(reply: reply)).toOpaque()
+        var slot: OpaquePointer?
+        let microseconds = UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000))
+        result = sd_bus_call_async(bus, &slot, message, replyTrampoline, box, microseconds)
+        guard result >= 0, let slot else {
+            Unmanaged<CallbackBox>.fromOpaque(box).release()
+            return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result)))
+        }
+        // The bus owns the slot from here on; the box goes with it.
+        sd_bus_slot_set_destroy_callback(slot, releaseBox)
+        sd_bus_slot_set_floating(slot, 1)
+        updateWatch()
+    }
+
+    /// Subscribes to the messages a match rule selects (e.g.
+    /// `type='signal',interface='org.freedesktop.DBus.Properties',path='/x'`);
+    /// `handler` gets each message's sender and values on the loop thread.
+    /// The subscription lasts as long as the returned object (or until the
+    /// connection closes).
+    public func subscribe(match rule: String,
+                          handler: @escaping (_ sender: String?, _ member: String?, _ values: [DBusValue]) -> Void) throws(DBusError) -> DBusSubscription {
+        loop.preconditionInLoop()
+        guard let bus else { throw .disconnected }
+        let box = Unmanaged.passRetained(CallbackBox(signal: handler)).toOpaque()
+        var slot: OpaquePointer?
+        let result = sd_bus_add_match_async(bus, &slot, rule, signalTrampoline, nil, box)
+        guard result >= 0, let slot else {
+            Unmanaged<CallbackBox>.fromOpaque(box).release()
+            throw .system(operation: "adding the match \(rule)", errno: -result)
+        }
+        sd_bus_slot_set_destroy_callback(slot, releaseBox)
+        updateWatch()
+        return DBusSubscription(slot: slot, loop: loop)
+    }
+
+    /// Closes the connection: pending calls get ``DBusError/disconnected``.
+    public func close() {
+        loop.preconditionInLoop()
+        guard let closing = bus else { return }
+        bus = nil
+        source?.removeIfNeeded()
+        timer?.cancel()
+        sd_bus_flush_close_unref(closing)
+    }
+
+    /// Processes what the bus has (a bounded batch), then re-arms.
+    private func process() {
+        guard let bus else { return }
+        for _ in 0..<Self.batch {
+            let result = sd_bus_process(bus, nil)
+            if result < 0 {
+                let error = DBusError.system(operation: "the bus connection to \(address)", errno: -result)
+                close()
+                onDisconnect?(error)
+                return
+            }
+            if result == 0 { return updateWatch() }
+            guard self.bus != nil else { return }  // a callback closed it
+        }
+        // More is waiting: let the loop run other work first, then go on.
+        updateWatch()
+        timer?.schedule(after: .zero)
+    }
+
+    /// Sets the descriptor's interest and the timer from sd-bus's wishes.
+    private func updateWatch() {
+        guard let bus else { return }
+        let events = sd_bus_get_events(bus)
+        if events >= 0 {
+            var wanted: Readiness = []
+            if events & CSystemd_pollin() != 0 { wanted.insert(.read) }
+            if events & CSystemd_pollout() != 0 { wanted.insert(.write) }
+            if wanted != interest {
+                do {
+                    try source?.update(interest: wanted)
+                    interest = wanted
+                } catch {
+                    // The source is gone (the loop shut down): nothing to watch.
+                }
+            }
+        }
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else {
+            timer?.cancel()
+            return
+        }
+        // 0 means "now"; otherwise an absolute CLOCK_MONOTONIC instant in µs,
+        // the loop's own clock.
+        let nanoseconds = deadline > UInt64(Int64.max / 1000) ? Int64.max : Int64(deadline) * 1000
+        timer?.schedule(at: LoopInstant(nanoseconds: nanoseconds))
+    }
+}
+
+/// A match subscription; it ends when released (on the loop thread) or
+/// when ``cancel()`` is called.
+public final class DBusSubscription {
+    private var slot: OpaquePointer?
+    private let loop: MainRunLoop
+
+    init(slot: OpaquePointer, loop: MainRunLoop) {
+        self.slot = slot
+        self.loop = loop
+    }
+
+    deinit {
+        guard let slot else { return }
+        let bound = LoopBound(handingOver: slot, to: loop)
+        if loop.inLoop {
+            sd_bus_slot_unref(slot)
+        } else {
+            // A loop that is shut down (execute throws) runs nothing; the
+            // connection's close freed the slot with everything else.
+            try? loop.execute { sd_bus_slot_unref(bound.value) }
+        }
+    }
+
+    /// Ends the subscription.
+    public func cancel() {
+        guard let slot else { return }
+        self.slot = nil
+        sd_bus_slot_unref(slot)
+    }
+}
+
+/// An argument of a method call.
+public enum DBusArgument: Sendable {
+    case string(String)
+    case objectPath(String)
+    case bool(Bool)
+    case uint32(UInt32)
+    case int32(Int32)
+
+    fileprivate func append(to message: OpaquePointer) -> Int32 {
+        switch self {
+        case .string(let text):
+            return text.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+        case .objectPath(let text):
+            return text.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
+        case .bool(let value):
+            var flag: Int32 = value ? 1 : 0
+            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &flag)
+        case .uint32(var value):
+            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
+        case .int32(var value):
+            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "i")), &value)
+        }
+    }
+}
+
+/// What a C callback reaches: a reply handler (called once) or a signal
+/// handler. Retained while its sd-bus slot lives; released by the slot's
+/// destroy callback.
+private final class CallbackBox {
+    var reply: ((Result<[DBusValue], DBusError>) -> Void)?
+    let signal: ((String?, String?, [DBusValue]) -> Void)?
+
+    init(reply: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+        self.reply = reply
+        signal = nil
+    }
+
+    init(signal: @escaping (String?, String?, [DBusValue]) -> Void) {
+        reply = nil
+        self.signal = signal
+    }
+
+    /// Delivers the reply once; later calls do nothing.
+    func deliver(_ result: Result<[DBusValue], DBusError>) {
+        guard let reply else { return }
+        self.reply = nil
+        reply(result)
+    }
+
+    deinit {
+        // A call whose slot went without a reply (the connection closed).
+        deliver(.failure(.disconnected))
+    }
+}
+
+private let releaseBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+    guard let context else { return }
+    Unmanaged<CallbackBox>.fromOpaque(context).release()
+}
+
+private let replyTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = {
+    message, context, _ in
+    guard let message, let context else { return 0 }
+    let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
+    if sd_bus_message_is_method_error(message, nil) > 0 {
+        let name = CSystemd_error_name(message).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+        let text = CSystemd_error_message(message).map { String(cString: $0) } ?? ""
+        box.deliver(.failure(.remote(name: name, message: text)))
+        return 0
+    }
+    box.deliver(Result { () throws(DBusError) in try DBusMessageReader.readAll(message) })
+    return 0
+}
+
+private let signalTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = {
+    message, context, _ in
+    guard let message, let context else { return 0 }
+    let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
+    let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
+    let member = sd_bus_message_get_member(message).map { String(cString: $0) }
+    // A signal whose body cannot be read (malformed, too deep) reaches the
+    // handler with no values, which every handler ignores: a peer's bad
+    // message changes nothing, and there is no caller to report it to.
+    let values = (try? DBusMessageReader.readAll(message)) ?? []
+    box.signal?(sender, member, values)
+    return 0
+}
+
+/// Bound to its loop's thread.
+@available(*, unavailable)
+extension SystemBusConnection: Sendable {}
+
+/// Bound to its loop's thread.
+@available(*, unavailable)
+extension DBusSubscription: Sendable {}

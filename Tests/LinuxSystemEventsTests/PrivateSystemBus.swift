@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+
+/// A private system bus for tests: a real `dbus-daemon` with a config of
+/// the test's own, and python-dbusmock's templates (Debian's
+/// python3-dbusmock, with the system Python) as the daemons. Everything it
+/// starts is stopped by PID when it is released.
+final class PrivateSystemBus {
+    let directory = TemporaryDirectory()
+    let address: String
+    private var daemon: Process?
+    private var mocks: [String: Process] = [:]
+
+    init() throws {
+        let socket = directory.file("bus")
+        address = "unix:path=\(socket)"
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_type="method_call"/>
+                <allow send_type="signal"/>
+                <allow send_type="method_return"/>
+                <allow send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="signal"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+              </policy>
+            </busconfig>
+            """
+        try config.write(toFile: directory.file("bus.conf"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--config-file=\(directory.file("bus.conf"))", "--nofork"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        daemon = process
+        guard eventually(timeout: 10, { access(socket, F_OK) == 0 }) else { throw TestFailure("dbus-daemon did not listen") }
+    }
+
+    deinit {
+        for mock in mocks.values { Self.stop(mock) }
+        if let daemon { Self.stop(daemon) }
+    }
+
+    /// Starts a python-dbusmock template as the daemon owning `name`.
+    func startMock(_ template: String, name: String, parameters: String? = nil) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-m", "dbusmock", "--system", "-t", template] + (parameters.map { ["-p", $0] } ?? [])
+        process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        mocks[template] = process
+        guard eventually(timeout: 20, { (try? self.busctl(["status", name])) != nil }) else {
+            throw TestFailure("\(template) did not take \(name)")
+        }
+    }
+
+    /// Stops a template's daemon (by its PID) and waits until its name is gone.
+    func stopMock(_ template: String, name: String) {
+        guard let mock = mocks.removeValue(forKey: template) else { return }
+        Self.stop(mock)
+        _ = eventually(timeout: 10) { (try? self.busctl(["status", name])) == nil }
+    }
+
+    /// Runs `busctl --address=… ARGS` and returns its output; throws on failure.
+    @discardableResult
+    func busctl(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+        process.arguments = ["--address=\(address)"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestFailure("busctl \(arguments) failed") }
+        return text
+    }
+
+    /// `org.freedesktop.DBus.Mock` method calls on a mocked object.
+    func mock(_ service: String, _ path: String, _ method: String, _ signature: String, _ arguments: [String]) throws {
+        try busctl(["call", service, path, "org.freedesktop.DBus.Mock", method, signature] + arguments)
+    }
+
+    private static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        if !eventually(timeout: 5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}

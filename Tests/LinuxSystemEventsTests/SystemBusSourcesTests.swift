@@ -1,0 +1,180 @@
+import Foundation
+import Glibc
+import MainLoopKit
+import Testing
+
+/// The mapping tables, pinned (issue 20).
+@Suite(.timeLimit(.minutes(2))) struct SystemBusMappingTests {
+    @Test func upowerStatesAndLevels() {
+        let states: [Int64: BatteryState] = [0: .unknown, 1: .charging, 2: .unplugged, 3: .unplugged, 4: .full,
+                                             5: .charging, 6: .unplugged, 7: .unknown]
+        for (upower, expected) in states { #expect(UPowerSource.batteryState(upowerState: upower) == expected, "State \(upower)") }
+        #expect(UPowerSource.events(from: ["Percentage": .double(80), "State": .uint(2)])
+                == [.batteryLevel(0.8), .batteryState(.unplugged)])
+        #expect(UPowerSource.events(from: ["Percentage": .double(150)]) == [.batteryLevel(1)])
+        #expect(UPowerSource.events(from: ["IsPresent": .bool(false), "Percentage": .double(0)]) == [.batteryState(.unknown)])
+    }
+
+    /// Landscape named from the device's point of view, as UIKit does:
+    /// landscapeLeft has the device's right edge up (home edge on the right).
+    @Test func sensorProxyOrientations() {
+        let table: [String: DeviceOrientation] = ["normal": .portrait, "bottom-up": .portraitUpsideDown,
+                                                  "right-up": .landscapeLeft, "left-up": .landscapeRight,
+                                                  "undefined": .unknown, "sideways": .unknown]
+        for (value, expected) in table { #expect(SensorProxySource.orientation(accelerometer: value) == expected, "\(value)") }
+        #expect(SensorProxySource.events(from: ["HasProximity": .bool(true), "ProximityNear": .bool(true)]) == [.proximity(true)])
+        #expect(SensorProxySource.events(from: ["HasAccelerometer": .bool(false), "AccelerometerOrientation": .string("normal")]).isEmpty)
+    }
+
+    @Test func logindLockedHint() {
+        #expect(LogindSource.events(from: ["LockedHint": .bool(true)]) == [.protectedData(available: false)])
+        #expect(LogindSource.events(from: ["LockedHint": .bool(false)]) == [.protectedData(available: true)])
+        #expect(LogindSource.events(from: ["Active": .bool(true)]).isEmpty)
+    }
+}
+
+/// The D-Bus sources against python-dbusmock's upower, iio-sensors-proxy
+/// and logind templates on a private `dbus-daemon` (issue 20): initial
+/// values as the baseline, live changes, held changes merged on foreground
+/// (net zero dropped), a daemon restarted mid-run, and no bus at all.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SystemBusSourcesTests {
+    static let mock = "org.freedesktop.DBus.Mock"
+
+    /// An app with the D-Bus sources on a loop thread, recording notifications.
+    final class Rig: Sendable {
+        let thread: LoopThread
+        /// The application and the sources, reached only on the loop thread.
+        let parts: LoopBoundBox<[AnyObject]?>
+        let notes = Locked<[String]>([])
+
+        init(bus: PrivateSystemBus, session: String? = "c1") throws {
+            thread = try LoopThread.start()
+            parts = LoopBoundBox<[AnyObject]?>.makeEmpty(loop: thread.loop)
+            let notes = self.notes
+            let address = bus.address
+            try OffLoopReleaseTests.onLoop(thread) { [thread, parts] in
+                let application = try Application(loop: thread.loop)
+                try application.notifications.addObserver { note in notes.mutate { $0.append("\(note)") } }
+                let sources = SystemBusSources(center: application.notifications, logger: Logger(label: "test"),
+                                               address: address, sessionID: session)
+                parts.value = [application, sources]
+            }
+        }
+
+        var application: Application { parts.value![0] as! Application }
+
+        func onLoop<Value>(_ body: @escaping @Sendable (Rig) throws -> Value) throws -> Value {
+            try OffLoopReleaseTests.onLoop(thread) { [self] in try body(self) }
+        }
+
+        func value(_ kind: NotificationKind) -> JSONValue? {
+            try? onLoop { try $0.application.notifications.currentValue(of: kind) }
+        }
+
+        func stop() throws {
+            try onLoop { $0.parts.value = nil }
+            try thread.stopAndJoin()
+        }
+    }
+
+    /// The three mocks, set up as a battery at 80 % discharging, a portrait
+    /// device, proximity far and an unlocked session `c1`.
+    static func startDaemons(_ bus: PrivateSystemBus) throws {
+        try bus.startMock("upower", name: "org.freedesktop.UPower")
+        try bus.mock("org.freedesktop.UPower", "/org/freedesktop/UPower", "SetupDisplayDevice", "uuddddxxbsu",
+                     ["2", "2", "80", "40", "50", "10", "14400", "0", "true", "battery-good-symbolic", "1"])
+        try bus.startMock("iio-sensors-proxy", name: "net.hadess.SensorProxy",
+                          parameters: #"{"has_accelerometer":true,"accelerometer_orientation":"normal","has_proximity":true,"proximity_near":false}"#)
+        try bus.startMock("logind", name: "org.freedesktop.login1")
+        try bus.mock("org.freedesktop.login1", "/org/freedesktop/login1", "AddSession", "ssusb", ["c1", "seat0", "1000", "user", "true"])
+    }
+
+    static func setBattery(_ bus: PrivateSystemBus, percentage: Double) throws {
+        try bus.mock("org.freedesktop.UPower", "/org/freedesktop/UPower", "SetDeviceProperties", "oa{sv}",
+                     ["/org/freedesktop/UPower/devices/DisplayDevice", "1", "Percentage", "d", "\(percentage)"])
+    }
+
+    static func setOrientation(_ bus: PrivateSystemBus, _ value: String) throws {
+        try bus.mock("net.hadess.SensorProxy", "/net/hadess/SensorProxy", "SetInternalProperty", "ssv",
+                     ["net.hadess.SensorProxy", "AccelerometerOrientation", "s", value])
+    }
+
+    static func setProximity(_ bus: PrivateSystemBus, near: Bool) throws {
+        try bus.mock("net.hadess.SensorProxy", "/net/hadess/SensorProxy", "SetInternalProperty", "ssv",
+                     ["net.hadess.SensorProxy", "ProximityNear", "b", near ? "true" : "false"])
+    }
+
+    static func setLocked(_ bus: PrivateSystemBus, _ locked: Bool) throws {
+        try bus.busctl(["call", "org.freedesktop.login1", "/org/freedesktop/login1/session/c1",
+                        "org.freedesktop.login1.Session", "SetLockedHint", "b", locked ? "true" : "false"])
+    }
+
+    @Test func initialValuesLiveChangesAndOneMergedNotificationPerKind() throws {
+        let bus = try PrivateSystemBus()
+        try Self.startDaemons(bus)
+        let rig = try Rig(bus: bus)
+        defer { try? rig.stop() }
+        // The values read at start are the baseline, not notifications.
+        #expect(eventually(timeout: 10) {
+            rig.value(.batteryLevel) == .number(0.8) && rig.value(.orientation) == "portrait"
+                && rig.value(.protectedData) == "available"
+        }, "initial values: \(String(describing: rig.value(.batteryLevel))) \(String(describing: rig.value(.orientation)))")
+        try rig.onLoop { try $0.application.perform(.launch) }
+        #expect(rig.notes.value.isEmpty, "no notification for the baseline: \(rig.notes.value)")
+
+        // Live: reaches the active app.
+        try Self.setBattery(bus, percentage: 70)
+        #expect(eventually(timeout: 5) { rig.notes.value.contains(#"batteryLevelDidChange {"level":0.7}"#) }, "\(rig.notes.value)")
+        rig.notes.mutate { $0.removeAll() }
+
+        // Suspended: several changes per kind, and a net-zero proximity flip.
+        try rig.onLoop { try $0.application.perform(.home) }
+        try Self.setBattery(bus, percentage: 60)
+        try Self.setBattery(bus, percentage: 50)
+        try Self.setOrientation(bus, "left-up")
+        try Self.setOrientation(bus, "right-up")
+        try Self.setProximity(bus, near: true)
+        try Self.setProximity(bus, near: false)
+        try Self.setLocked(bus, true)
+        #expect(eventually(timeout: 10) {
+            rig.value(.batteryLevel) == .number(0.5) && rig.value(.orientation) == "landscapeLeft"
+                && rig.value(.protectedData) == "unavailable" && rig.value(.proximity) == false
+        }, "the held changes arrived")
+        #expect(rig.notes.value.isEmpty, "nothing reached the suspended app: \(rig.notes.value)")
+        try rig.onLoop { try $0.application.perform(.foreground) }
+        let merged = rig.notes.value
+        #expect(merged.count == 3, "\(merged)")
+        #expect(merged.contains(#"batteryLevelDidChange {"level":0.5} (merged from 2)"#), "\(merged)")
+        #expect(merged.contains(#"orientationDidChange {"orientation":"landscapeLeft"} (merged from 2)"#), "\(merged)")
+        #expect(merged.contains { $0.hasPrefix("protectedDataWillBecomeUnavailable") || $0.contains("protectedData") }, "\(merged)")
+        #expect(!merged.contains { $0.contains("proximity") }, "net zero: \(merged)")
+    }
+
+    @Test func aDaemonRestartedMidRunIsReadAgain() throws {
+        let bus = try PrivateSystemBus()
+        try Self.startDaemons(bus)
+        let rig = try Rig(bus: bus)
+        defer { try? rig.stop() }
+        #expect(eventually(timeout: 10) { rig.value(.batteryLevel) == .number(0.8) })
+        try rig.onLoop { try $0.application.perform(.launch) }
+        bus.stopMock("upower", name: "org.freedesktop.UPower")
+        try bus.startMock("upower", name: "org.freedesktop.UPower")
+        try bus.mock("org.freedesktop.UPower", "/org/freedesktop/UPower", "SetupDisplayDevice", "uuddddxxbsu",
+                     ["2", "1", "35", "40", "50", "10", "14400", "0", "true", "battery-low-symbolic", "1"])
+        try Self.setBattery(bus, percentage: 35)
+        #expect(eventually(timeout: 10) { rig.notes.value.contains(#"batteryLevelDidChange {"level":0.35}"#) },
+                "the restarted daemon's value: \(rig.notes.value)")
+    }
+
+    @Test func withNoBusTheSourcesAreOffAndNothingFails() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let reason = try OffLoopReleaseTests.onLoop(thread) {
+            let application = try Application(loop: thread.loop)
+            let sources = SystemBusSources(center: application.notifications, logger: Logger(label: "test"),
+                                           address: "unix:path=/nonexistent/bus")
+            return sources.unavailableReason
+        }
+        #expect(reason?.contains("no system bus") == true, "\(String(describing: reason))")
+    }
+}
