@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(MainLoop MainLoopJSON SystemNotifications AppLifecycle EngineWire ScenarioReplay FileSupport ServiceLogging
-         ControlSocket LinuxSystemEvents ServiceKit MainLoopKit
+         ControlSocket LinuxSystemEvents SystemBus ServiceKit MainLoopKit
          MainLoopMetrics MainLoopServiceLifecycle)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

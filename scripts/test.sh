@@ -57,7 +57,7 @@ fi
 
 echo "== cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests'
 
 echo "== the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
 swift build --package-path Examples

@@ -8,7 +8,9 @@
 // POLLPRI), the thread id, and libdispatch's main-queue hooks. Each wrapper
 // only gives Swift a typed name. (CLibevent wraps libevent alone.)
 
+#include <linux/netlink.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -98,5 +100,21 @@ static inline void CLinux_drain_main_queue(void) { _dispatch_main_queue_callback
 
 /// Whether the calling thread is the process's main thread.
 static inline int CLinux_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
+
+/// A non-blocking NETLINK_KOBJECT_UEVENT socket bound to multicast `groups`
+/// (1: the kernel's device events, 2: udev's); -errno on failure.
+static inline int CLinux_uevent_socket(unsigned groups) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -errno;
+    struct sockaddr_nl address = {0};
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = groups;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
 
 #endif

@@ -40,19 +40,23 @@ public final class LinuxSources {
         public var detectClockSet: Bool
         /// The largest user-defaults file read (``/LinuxSystemEvents/UserDefaultsStore/maxFileBytes``).
         public var maxDefaultsFileBytes: Int
+        /// Follow the kernel's device events for accessories (USB devices)
+        /// and screens (DRM connectors): ``/LinuxSystemEvents/DeviceEventSource``.
+        public var devices: Bool
 
         /// The system's files: `/etc/default/locale`, `/etc/localtime`
         /// and `/etc/timezone`, the `mainloop` defaults domain.
         public init(defaultsFile: String? = nil, domain: String = "mainloop",
                     localeFile: String = "/etc/default/locale",
                     zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"],
-                    detectClockSet: Bool = true, maxDefaultsFileBytes: Int = 8 << 20) {
+                    detectClockSet: Bool = true, maxDefaultsFileBytes: Int = 8 << 20, devices: Bool = true) {
             self.defaultsFile = defaultsFile
             self.domain = domain
             self.localeFile = localeFile
             self.zoneFiles = zoneFiles
             self.detectClockSet = detectClockSet
             self.maxDefaultsFileBytes = maxDefaultsFileBytes
+            self.devices = devices
         }
     }
 
@@ -66,6 +70,9 @@ public final class LinuxSources {
     private let timeSource: SignificantTimeChangeSource
     private let localeSource: LocaleSource
     private let defaultsMonitor: UserDefaultsMonitor
+    /// Accessories and screens, when ``Settings/devices`` is on and the
+    /// kernel's event socket could be opened.
+    public private(set) var devices: DeviceEventSource?
     /// Events the center refused (over a limit, malformed): a file can
     /// produce them at any rate, so the log is rate-limited.
     private let refusedEventLog: RateLimitedLog
@@ -99,6 +106,22 @@ public final class LinuxSources {
         defaultsMonitor = try UserDefaultsMonitor(store: defaults, watcher: watcher, post: post) { error in
             sourceProblemLog.log(.error, "\(error)")
         }
+        if settings.devices {
+            // Read before launch, the connectors are the baseline; after it,
+            // changes.
+            let devicePost: (SystemEvent) -> Void = { event in
+                do {
+                    try center.postOrSetBaseline(event)
+                } catch {
+                    refusedEventLog.log(.error, "cannot post \(event.kind): \(error)")
+                }
+            }
+            do {
+                devices = try DeviceEventSource(loop: loop, post: devicePost) { sourceProblemLog.log(.warning, "devices: \($0)") }
+            } catch {
+                logger.info("accessories and screens: not followed (\(error))")
+            }
+        }
     }
 
     /// The locale identifier last read.
@@ -110,6 +133,7 @@ public final class LinuxSources {
     /// files may be over the center's limits: such a value is refused and
     /// counted exactly as at run time, and the rest is set.
     public func setInitialValues() {
+        devices?.rescanScreens()
         for event in [.locale(localeSource.identifier)] + defaultsMonitor.initialEvents {
             do {
                 try center.setInitialValue(event)

@@ -7,6 +7,7 @@ import Glibc
 import Logging
 import MainLoop
 import MainLoopJSON
+import SystemBus
 import SystemNotifications
 
 /// `mainloop run`'s app: an application with the Linux sources
@@ -24,6 +25,9 @@ public final class ServiceHost {
     public let center: SystemNotificationCenter
     /// The Linux sources (time, locale, defaults) posting into ``center``.
     public let sources: LinuxSources
+    /// The D-Bus sources (battery, orientation, proximity, protected data),
+    /// when ``ServiceOptions/systemBus`` is on; made in ``start()``.
+    public private(set) var systemBus: SystemBusSources?
     /// The user-defaults store the sources watch.
     public var defaults: UserDefaultsStore { sources.defaults }
     /// The control socket's requests, answered for ``application``.
@@ -76,6 +80,12 @@ public final class ServiceHost {
     public func start() throws {
         guard control == nil else { throw ServiceError.alreadyStarted("ServiceHost.start") }
         sources.setInitialValues()
+        if options.systemBus {
+            // Before the launch: values read back in time are the baseline.
+            let bus = SystemBusSources(center: center, logger: logger)
+            bus.onWake = { [sources] in sources.reload() }
+            systemBus = bus
+        }
         let made: ControlServer
         if let inherited = options.inheritedSocket {
             made = try ControlServer(loop: loop, adopting: inherited, path: options.socketPath, logger: logger,

@@ -19,6 +19,11 @@ public struct ServiceOptions: Sendable {
     public var background = false
     /// Watch for CLOCK_REALTIME being set.
     public var detectClockSet = true
+    /// Follow UPower, iio-sensor-proxy and logind on the system bus
+    /// (``SystemBusSources``); no bus turns them off with one logged reason.
+    public var systemBus = true
+    /// Follow the kernel's device events (accessories, screens).
+    public var devices = true
     /// The socket file's mode.
     public var socketMode: mode_t = 0o600
     /// What the notification engine stores at most (subjects per keyed
@@ -39,6 +44,6 @@ public struct ServiceOptions: Sendable {
     /// The sources' part of these options.
     public var sourceSettings: LinuxSources.Settings {
         LinuxSources.Settings(defaultsFile: defaultsFile, domain: domain, localeFile: localeFile, zoneFiles: zoneFiles,
-                              detectClockSet: detectClockSet, maxDefaultsFileBytes: maxDefaultsFileBytes)
+                              detectClockSet: detectClockSet, maxDefaultsFileBytes: maxDefaultsFileBytes, devices: devices)
     }
 }

@@ -35,8 +35,12 @@ public final class SystemBusSources {
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the
     /// standard socket; `address` when given) and starts the three sources.
-    /// - Parameter sessionID: the logind session whose lock state is
-    ///   protected data (default: `$XDG_SESSION_ID`, else this process's session).
+    /// - Parameters:
+    ///   - center: the center the sources post into.
+    ///   - logger: where problems are logged (rate-limited) and the bus's absence, once.
+    ///   - address: a bus address (default: the system bus).
+    ///   - sessionID: the logind session whose lock state is protected data
+    ///     (default: `$XDG_SESSION_ID`, else this process's session).
     public init(center: SystemNotificationCenter, logger: Logger, address: String? = nil,
                 sessionID: String? = ProcessSession.id) {
         let loop = center.application.loop
@@ -52,13 +56,11 @@ public final class SystemBusSources {
         }
         self.connection = connection
         connection.onDisconnect = { error in problems.log(.warning, "D-Bus sources off: the bus went away (\(error))") }
+        // A value read at start while the app is not running is the
+        // baseline; everything else is a change.
         let post: (SystemEvent, Bool) -> Void = { event, initial in
             do {
-                if initial && center.application.state == .notRunning {
-                    try center.setInitialValue(event)
-                } else {
-                    try center.post(event)
-                }
+                if initial { try center.postOrSetBaseline(event) } else { try center.post(event) }
             } catch {
                 refused.log(.error, "cannot post \(event.kind) from D-Bus: \(error)")
             }

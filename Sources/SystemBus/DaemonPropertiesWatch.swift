@@ -97,6 +97,14 @@ final class DaemonPropertiesWatch {
         }
     }
 
+    /// The object path a method such as `GetDisplayDevice` or `GetSession` returned.
+    static func objectPath(of reply: Result<[DBusValue], DBusError>, member: String) -> Result<String, DBusError> {
+        reply.flatMap { values in
+            guard let path = values.first?.stringValue else { return .failure(.malformed("\(member) returned no path")) }
+            return .success(path)
+        }
+    }
+
     private func report(_ error: DBusError) {
         if case .remote(let name, _) = error, name == "org.freedesktop.DBus.Error.ServiceUnknown"
             || name == "org.freedesktop.DBus.Error.NameHasNoOwner" {

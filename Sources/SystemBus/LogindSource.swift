@@ -20,10 +20,13 @@ public final class LogindSource {
     private var watch: DaemonPropertiesWatch?
     private var sleepWatch: DBusSubscription?
 
-    /// Starts following logind on `bus`; see ``UPowerSource/init(bus:post:onProblem:)``
-    /// for `post` and `onProblem`.
-    /// - Parameter sessionID: the session to follow (default: `$XDG_SESSION_ID`,
-    ///   else the session of this process).
+    /// Starts following logind on `bus`.
+    /// - Parameters:
+    ///   - bus: the system bus connection.
+    ///   - sessionID: the session to follow (default: `$XDG_SESSION_ID`,
+    ///     else the session of this process).
+    ///   - post: each event, `initial` for the values read at start.
+    ///   - onProblem: why the source has nothing to say, once per occurrence.
     public init(bus: SystemBusConnection, sessionID: String? = ProcessSession.id,
                 post: @escaping (SystemEvent, _ initial: Bool) -> Void,
                 onProblem: @escaping (String) -> Void) throws(DBusError) {
@@ -36,10 +39,7 @@ public final class LogindSource {
                 let argument: DBusArgument = sessionID.map { .string($0) } ?? .uint32(UInt32(getpid()))
                 bus.call(destination: service, path: manager, interface: "org.freedesktop.login1.Manager", member: member,
                          arguments: [argument], timeout: .seconds(5)) { reply in
-                    done(reply.flatMap { values in
-                        guard let path = values.first?.stringValue else { return .failure(.malformed("\(member) returned no path")) }
-                        return .success(path)
-                    })
+                    done(DaemonPropertiesWatch.objectPath(of: reply, member: member))
                 }
             },
             prepare: { _, _, done in done(.success(())) })

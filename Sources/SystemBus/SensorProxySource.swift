@@ -22,8 +22,11 @@ import SystemNotifications
 public final class SensorProxySource {
     private var watch: DaemonPropertiesWatch?
 
-    /// Starts following iio-sensor-proxy on `bus`; see ``UPowerSource/init(bus:post:onProblem:)``
-    /// for `post` and `onProblem`.
+    /// Starts following iio-sensor-proxy on `bus`.
+    /// - Parameters:
+    ///   - bus: the system bus connection.
+    ///   - post: each event, `initial` for the values read at start.
+    ///   - onProblem: why the source has nothing to say, once per occurrence.
     public init(bus: SystemBusConnection, post: @escaping (SystemEvent, _ initial: Bool) -> Void,
                 onProblem: @escaping (String) -> Void) throws(DBusError) {
         let service = "net.hadess.SensorProxy"

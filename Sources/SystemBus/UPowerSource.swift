@@ -17,6 +17,7 @@ public final class UPowerSource {
 
     /// Starts following UPower on `bus`.
     /// - Parameters:
+    ///   - bus: the system bus connection.
     ///   - post: each event, with `initial` true for the values read at
     ///     start (a baseline, not a change) and false for changes.
     ///   - onProblem: why the source has nothing to say (UPower not
@@ -28,10 +29,7 @@ public final class UPowerSource {
             resolvePath: { bus, done in
                 bus.call(destination: "org.freedesktop.UPower", path: "/org/freedesktop/UPower",
                          interface: "org.freedesktop.UPower", member: "GetDisplayDevice", timeout: .seconds(5)) { reply in
-                    done(reply.flatMap { values in
-                        guard let path = values.first?.stringValue else { return .failure(.malformed("GetDisplayDevice returned no path")) }
-                        return .success(path)
-                    })
+                    done(DaemonPropertiesWatch.objectPath(of: reply, member: "GetDisplayDevice"))
                 }
             },
             prepare: { _, _, done in done(.success(())) })

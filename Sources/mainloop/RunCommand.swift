@@ -27,6 +27,14 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Launch in the background (launchInBackground).")
     var background = false
 
+    @Flag(name: .customLong("no-system-bus"),
+          help: "Do not follow UPower, iio-sensor-proxy and logind on the system bus (on by default when a bus is reachable).")
+    var noSystemBus = false
+
+    @Flag(name: .customLong("no-devices"),
+          help: "Do not follow the kernel's device events (USB accessories, DRM screens).")
+    var noDevices = false
+
     @Option(help: "Observations waiting for stdout at most, in bytes; beyond it they are dropped and counted.")
     var outputBufferBytes: Int = 8 << 20
 
@@ -89,6 +97,8 @@ struct RunCommand: ParsableCommand {
         options.localeFile = localeFile
         options.zoneFiles = zoneFiles
         options.background = background
+        options.systemBus = !noSystemBus
+        options.devices = !noDevices
         options.limits.maxSubjectsPerKind = maxSubjects
         options.limits.maxSubjectBytes = maxSubjectBytes
         options.limits.maxValueBytes = maxValueBytes

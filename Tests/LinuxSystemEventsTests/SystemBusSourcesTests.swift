@@ -178,3 +178,56 @@ import Testing
         #expect(reason?.contains("no system bus") == true, "\(String(describing: reason))")
     }
 }
+
+/// `mainloop run` with the D-Bus sources on by default (issue 20), end to
+/// end: a real service process on a private bus with python-dbusmock's
+/// daemons, driven by `busctl` and the control socket.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SystemBusServiceTests {
+    /// The observation lines the service printed so far.
+    static func lines(_ file: String) -> [String] {
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    @Test func theServiceFollowsTheDaemonsAndMergesWhileSuspended() throws {
+        let bus = try PrivateSystemBus()
+        try SystemBusSourcesTests.startDaemons(bus)
+        let directory = TemporaryDirectory()
+        let output = directory.file("observations")
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
+        let service = try ServiceProcess(directory: directory, standardOutput: FileHandle(forWritingAtPath: output)!,
+                                         environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_SESSION_ID": "c1"])
+        #expect(service.firstOKReply(within: 5) != nil)
+        #expect(eventually(timeout: 10) {
+            (try? ControlClient.send(["query": "values"], to: service.socket))?["values"]?.objectValue?["batteryLevel"] == .number(0.8)
+        }, "the battery level read at start")
+        try SystemBusSourcesTests.setBattery(bus, percentage: 70)
+        #expect(eventually(timeout: 5) { Self.lines(output).contains { $0.contains("batteryLevelDidChange") && $0.contains("0.7") } },
+                "a live change reached the active app")
+        #expect(try ControlClient.send(["lifecycle": "home"], to: service.socket)["state"] == .string("suspended"))
+        try SystemBusSourcesTests.setBattery(bus, percentage: 60)
+        try SystemBusSourcesTests.setOrientation(bus, "bottom-up")
+        try SystemBusSourcesTests.setLocked(bus, true)
+        #expect(eventually(timeout: 10) {
+            let values = (try? ControlClient.send(["query": "values"], to: service.socket))?["values"]?.objectValue
+            return values?["batteryLevel"] == .number(0.6) && values?["orientation"] == "portraitUpsideDown"
+                && values?["protectedData"] == "unavailable"
+        }, "the held changes reached the center")
+        let before = Self.lines(output).count
+        #expect(try ControlClient.send(["lifecycle": "foreground"], to: service.socket)["state"] == .string("active"))
+        #expect(eventually(timeout: 5) { Self.lines(output).dropFirst(before).contains { $0.contains("didBecomeActive") } })
+        let resumed = Array(Self.lines(output).dropFirst(before))
+        let notifications = resumed.filter { $0.contains(#""notification""#) }
+        #expect(notifications.count == 3, "\(resumed)")
+        let enter = resumed.firstIndex { $0.contains("willEnterForeground") } ?? -1
+        let active = resumed.firstIndex { $0.contains("didBecomeActive") } ?? -1
+        let positions = notifications.compactMap { line in resumed.firstIndex(of: line) }
+        #expect(positions.allSatisfy { $0 > enter && $0 < active }, "between willEnterForeground and didBecomeActive: \(resumed)")
+        #expect(service.terminate() == 0)
+    }
+
+    @Test func withNoBusTheServiceStartsAndAnswers() throws {
+        let service = try ServiceProcess(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/system_bus_socket"])
+        #expect(service.firstOKReply(within: 5)?["state"] == .string("active"))
+        #expect(service.terminate() == 0)
+    }
+}

@@ -8,7 +8,8 @@
 // - its own app: a @MainActor delegate (MainActorApplicationDelegate) and a
 //   @MainActor observer on the main thread's loop, MainRunLoop.main;
 // - a @MainActor task sleeping on the loop's clock (gated while suspended);
-// - the Linux sources (clock, zone, locale file, defaults file): LinuxSources;
+// - the Linux sources (clock, zone, locale file, defaults file, devices):
+//   LinuxSources; the system daemons (battery, sensors, lock): SystemBusSources;
 // - the control socket speaking the standard vocabulary, so `mainloop ctl`
 //   drives it (ControlResponder), bound at --socket or passed by systemd;
 // - systemd notify and watchdog, SIGHUP reload, Ctrl-Z/fg, memory pressure
@@ -128,6 +129,9 @@ struct TemplateService {
         let runner = try ServiceRunner(application: application, logger: logger)
         let sources = try LinuxSources(center: application.notifications, logger: logger, settings: options.sources)
         runner.onReload = { sources.reload() }
+        // UPower, iio-sensor-proxy and logind, when a system bus is reachable.
+        let systemBus = SystemBusSources(center: application.notifications, logger: logger)
+        systemBus.onWake = { sources.reload() }
         let responder = ControlResponder(application: application)
         let loopMetrics = LoopMetrics(loop: loop, hangThreshold: .seconds(1)) { hang in logger.warning("loop hang: \(hang)") }
         let serviceMetrics = ServiceMetrics(application: application)
@@ -155,6 +159,7 @@ struct TemplateService {
         try runner.run()  // READY=1, the loop until SIGTERM, a clean exit
         heartbeat.cancel()
         loopMetrics.stop()
+        withExtendedLifetime(systemBus) {}
         emit("stopped cleanly")
         _ = BoundedLogHandler.standardError.finish(within: .seconds(1))
     }

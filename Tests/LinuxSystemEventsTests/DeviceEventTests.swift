@@ -1,0 +1,64 @@
+import Foundation
+import Glibc
+import MainLoopKit
+import Testing
+
+/// Device events (issue 20): the two datagram formats, hostile datagrams,
+/// and accessories and screens end to end under umockdev.
+@Suite(.timeLimit(.minutes(2))) struct DeviceEventTests {
+    @Test func parsesTheKernelsFormat() {
+        let bytes = Array("add@/devices/usb1-1\0ACTION=add\0DEVPATH=/devices/usb1-1\0SUBSYSTEM=usb\0DEVTYPE=usb_device\0".utf8)
+        #expect(Uevent.parse(bytes) == Uevent(action: "add", properties: [
+            "ACTION": "add", "DEVPATH": "/devices/usb1-1", "SUBSYSTEM": "usb", "DEVTYPE": "usb_device"]))
+    }
+
+    @Test func parsesUdevsFormat() {
+        let properties = Array("ACTION=remove\0DEVPATH=/devices/usb1-1\0SUBSYSTEM=usb\0ID_SERIAL=Dock_ABC\0".utf8)
+        var header = Array("libudev".utf8) + [0, 0xfe, 0xed, 0xca, 0xfe]
+        for word in [40, 40, UInt32(properties.count), 0, 0, 0, 0] as [UInt32] {
+            header += withUnsafeBytes(of: word.littleEndian, Array.init)
+        }
+        #expect(header.count == 40)
+        #expect(Uevent.parse(header + properties)?.properties["ID_SERIAL"] == "Dock_ABC")
+    }
+
+    @Test func refusesWhatIsNotAnEvent() {
+        var header = Array("libudev".utf8) + [0, 0xfe, 0xed, 0xca, 0xfe]
+        for word in [40, 40, 1_000_000, 0, 0, 0, 0] as [UInt32] { header += withUnsafeBytes(of: word.littleEndian, Array.init) }
+        #expect(Uevent.parse(header) == nil, "properties beyond the datagram")
+        #expect(Uevent.parse([]) == nil)
+        #expect(Uevent.parse(Array("no separator at all".utf8)) == nil)
+        #expect(Uevent.parse(Array("add@/x\0ACTION=add\0".utf8)) == nil, "no DEVPATH")
+        let invalid: [UInt8] = Array("add@/x\0ACTION=add\0DEVPATH=/x\0KEY=".utf8) + [0xFF, 0xFE, 0]
+        #expect(Uevent.parse(invalid) == nil, "invalid UTF-8")
+        let many = "add@/x\0ACTION=add\0DEVPATH=/x\0" + (0..<300).map { "K\($0)=v\0" }.joined()
+        #expect(Uevent.parse(Array(many.utf8)) == nil, "more than \(Uevent.maxProperties) properties")
+    }
+
+    /// A USB device plugged in reaches the active app; while suspended, a
+    /// screen connected by a hotplug event, the dock unplugged and a pen
+    /// plugged in and out produce, on foreground, exactly one notification
+    /// each for the screen, its mode and the dock (none for the pen), between
+    /// willEnterForeground and didBecomeActive. umockdev's testbed provides
+    /// /sys and the uevents, preloaded into the driver and `mainloop run`,
+    /// as upower's and iio-sensor-proxy's integration tests do.
+    @Test func accessoriesAndScreensEndToEndUnderUmockdev() throws {
+        let wrapper = "/usr/bin/umockdev-wrapper"
+        try #require(access(wrapper, X_OK) == 0, "umockdev is installed by scripts/setup.sh")
+        let repository = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let directory = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: wrapper)
+        process.arguments = ["/usr/bin/python3", repository.appendingPathComponent("Tests/UmockdevDriver/device_events.py").path,
+                             BuiltTool.path, directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.hasSuffix("OK\n"), "\(text)")
+    }
+}
