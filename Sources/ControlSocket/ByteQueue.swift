@@ -1,3 +1,5 @@
+import MainLoopJSON
+
 /// Bytes waiting to be sent: appended at the back, consumed from the front
 /// in O(1) per byte (an index moves; the storage is compacted only when
 /// the consumed prefix is larger than what is left, so each byte is moved
@@ -12,6 +14,20 @@ struct ByteQueue {
 
     mutating func append(contentsOf bytes: some Sequence<UInt8>) {
         storage.append(contentsOf: bytes)
+    }
+
+    /// Appends a reply's JSON and a newline, written straight into the
+    /// queue (serialized once, no String in between); a reply over
+    /// `maxBytes` is replaced by `replacement(size)`.
+    mutating func appendLine(_ object: JSONObject, maxBytes: Int, replacement: (Int) -> JSONObject) {
+        let before = storage.count
+        JSONValue.object(object).appendJSON(to: &storage)
+        let size = storage.count - before
+        if size > maxBytes {
+            storage.removeSubrange(before...)
+            JSONValue.object(replacement(size)).appendJSON(to: &storage)
+        }
+        storage.append(UInt8(ascii: "\n"))
     }
 
     /// Drops the first `count` bytes (those just sent).

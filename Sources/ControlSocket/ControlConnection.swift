@@ -71,6 +71,8 @@ final class ControlConnection {
     private var turnPending = false
 
     private func readable() {
+        // One send for every reply this callback produced.
+        defer { flush() }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var reads = 0
         while takesRequests, reads < Self.readsPerCallback {
@@ -106,7 +108,9 @@ final class ControlConnection {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let server else { return close(reason: nil) }
             lastActivity = loop.now
-            reply(server.respond(to: line))
+            // Queued, not sent: every reply of this batch goes out in one
+            // send (the caller flushes once).
+            enqueue(server.respond(to: line))
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
             rejectOversize()
@@ -147,9 +151,18 @@ final class ControlConnection {
     }
 
     func reply(_ object: JSONObject) {
-        guard !isClosed else { return }
-        output.append(contentsOf: (JSONValue.object(object).jsonText + "\n").utf8)
+        enqueue(object)
         flush()
+    }
+
+    /// Queues a reply line (serialized once, straight into the output,
+    /// bounded by the server's `maxReplyBytes`) without sending it yet.
+    private func enqueue(_ object: JSONObject) {
+        guard !isClosed else { return }
+        let limit = server?.maxReplyBytes ?? Int.max
+        output.appendLine(object, maxBytes: limit) { size in
+            ControlReply.error("the reply would be \(size) bytes, over the limit of \(limit)")
+        }
     }
 
     private func closeAfterFlush() {

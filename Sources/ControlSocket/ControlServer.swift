@@ -67,6 +67,10 @@ public final class ControlServer {
     public private(set) var refusedPeers = 0
     /// Requests that were not valid JSON.
     public private(set) var malformedRequests = 0
+    /// The longest reply line sent, in bytes of JSON: a bigger reply is
+    /// replaced by an error that says how big it would have been (the
+    /// check is made while the reply is serialized, once).
+    public var maxReplyBytes = 1 << 20
 
     /// Creates the socket at `path` and starts accepting. A stale socket
     /// there (nobody accepts on it) is replaced; a live one (another

@@ -2,33 +2,36 @@ extension JSONValue {
     /// Compact JSON text (no spaces), object keys in insertion order.
     /// Integral numbers print without a fraction (`27`, not `27.0`).
     public var jsonText: String {
-        var output = ""
-        write(to: &output)
-        return output
+        var bytes: [UInt8] = []
+        appendJSON(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private func write(to output: inout String) {
+    /// Appends the compact JSON text as UTF-8 bytes (what a socket sends:
+    /// no String in between). Strings are copied a run of plain bytes at a
+    /// time; only quotes, backslashes and control characters are escaped.
+    public func appendJSON(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let number): output += number.decimalText
-        case .string(let value): JSONValue.writeString(value, to: &output)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .number(let number): output.append(contentsOf: number.decimalText.utf8)
+        case .string(let value): JSONValue.appendString(value, to: &output)
         case .array(let values):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { output += "," }
-                value.write(to: &output)
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                value.appendJSON(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let object):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, pair) in object.enumerated() {
-                if index > 0 { output += "," }
-                JSONValue.writeString(pair.key, to: &output)
-                output += ":"
-                pair.value.write(to: &output)
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                JSONValue.appendString(pair.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                pair.value.appendJSON(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
@@ -41,21 +44,32 @@ extension JSONValue {
         return "\(value)"
     }
 
-    private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    private static func appendString(_ string: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                // Bytes of multi-byte characters are all >= 0x80: copied as they are.
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+                case 0x09: output.append(contentsOf: #"\t"#.utf8)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: #"\u00"#.utf8)
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0x0F)])
+                }
+                runStart = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }

@@ -24,8 +24,10 @@ import SystemNotifications
 public final class ControlResponder {
     /// The application the requests drive.
     public let application: Application
-    /// The largest query reply, in bytes of JSON; a bigger one is refused
-    /// with an error that says so.
+    /// The largest reply, in bytes of JSON; a bigger one is refused with an
+    /// error that says so. Given to the server by ``serve(path:mode:passed:logger:)``
+    /// (set ``/ControlSocket/ControlServer/maxReplyBytes`` yourself on a
+    /// server you made).
     public var maxReplyBytes: Int
     /// More counters for a `stats` reply (your own, or an output queue's).
     public var extraStats: () -> JSONObject = { JSONObject() }
@@ -71,6 +73,7 @@ public final class ControlResponder {
             made = try ControlServer(loop: loop, path: path ?? DefaultSocketPath.resolve(creating: true), mode: mode,
                                      logger: logger, handler: handler)
         }
+        made.maxReplyBytes = maxReplyBytes
         server = made
         return made
     }
@@ -118,18 +121,12 @@ public final class ControlResponder {
             }
         case .query(.metrics):
             guard let metricsText else { return EngineQueries.reply(.metrics, application: application) }
-            let text = metricsText()
-            guard text.utf8.count <= maxReplyBytes else {
-                return EngineQueries.error("the metrics text would be \(text.utf8.count) bytes, over the limit of \(maxReplyBytes)")
-            }
-            return ["ok": true, "text": .string(text)]
+            // The server bounds the reply's size while writing it.
+            return ["ok": true, "text": .string(metricsText())]
         case .query(let query):
-            let reply = EngineQueries.reply(query, application: application, extraStats: controlStats())
-            let size = JSONValue.object(reply).jsonText.utf8.count
-            guard size <= maxReplyBytes else {
-                return EngineQueries.error("the '\(query.rawValue)' reply would be \(size) bytes, over the limit of \(maxReplyBytes)")
-            }
-            return reply
+            // Stats are built only when asked; the server bounds the
+            // reply's size while writing it (serialized once).
+            return EngineQueries.reply(query, application: application, extraStats: query == .stats ? controlStats() : [:])
         case .app:
             return EngineQueries.error("'app' actions are scenario steps, not control requests")
         }

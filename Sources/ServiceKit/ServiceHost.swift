@@ -94,6 +94,7 @@ public final class ServiceHost {
             made = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger,
                                      handler: responderHandler)
         }
+        made.maxReplyBytes = options.maxReplyBytes
         responder.server = made
         control = made
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",

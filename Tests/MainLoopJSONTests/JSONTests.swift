@@ -52,3 +52,17 @@ import Testing
         do { _ = try JSONValue.parse(text) } catch { #expect(error.message.contains("nesting deeper")) }
     }
 }
+
+/// The byte printer (issue 21: JSON written as bytes, a run of plain bytes
+/// at a time): escapes exactly what JSON needs and round-trips.
+@Suite(.timeLimit(.minutes(2))) struct JSONBytePrinterTests {
+    @Test func escapesQuotesBackslashesAndControlCharactersOnly() throws {
+        let text = "a\"b\\c\nd\re\tf\u{01}g\u{1F}h é 🎉 \u{7F}"
+        let printed = JSONValue.string(text).jsonText
+        #expect(printed == #""a\"b\\c\nd\re\tf\u0001g\u001fh é 🎉 "# + "\u{7F}\"")
+        #expect(try JSONValue.parse(printed) == .string(text))
+        var bytes: [UInt8] = []
+        JSONValue.object(["k": .string(text), "n": 1.5, "a": [true, .null]]).appendJSON(to: &bytes)
+        #expect(try JSONValue.parse(String(decoding: bytes, as: UTF8.self)) == .object(["k": .string(text), "n": 1.5, "a": [true, .null]]))
+    }
+}
