@@ -74,12 +74,13 @@ public final class SystemBusConnection {
     }
 
     deinit {
-        if let bus { sd_bus_flush_close_unref(bus) }
-        if let source, let timer {
-            loop.releaseOnLoop((source, timer)) { resources in
-                resources.0.removeIfNeeded()
-                resources.1.cancel()
-            }
+        // On the loop thread: closing the bus runs the pending calls'
+        // handlers (with `.disconnected`), and they are loop-bound code.
+        // No flush: a slow daemon must not block whoever releases this.
+        loop.releaseOnLoop((bus, source, timer)) { resources in
+            resources.1?.removeIfNeeded()
+            resources.2?.cancel()
+            if let bus = resources.0 { sd_bus_close_unref(bus) }
         }
     }
 
@@ -143,7 +144,8 @@ public final class SystemBusConnection {
         bus = nil
         source?.removeIfNeeded()
         timer?.cancel()
-        sd_bus_flush_close_unref(closing)
+        // No flush: a slow or dead daemon must not block the loop.
+        sd_bus_close_unref(closing)
     }
 
     /// Processes what the bus has (a bounded batch), then re-arms.
