@@ -108,9 +108,14 @@ final class ControlConnection {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let server else { return close(reason: nil) }
             lastActivity = loop.now
-            // Queued, not sent: every reply of this batch goes out in one
-            // send (the caller flushes once).
+            let wasIdle = output.isEmpty
             enqueue(server.respond(to: line))
+            // The first reply of a batch is sent at once: if the client has
+            // gone, the send says so and the lines behind it are not handled
+            // (a client that writes thousands of requests and leaves costs
+            // one). The rest of the batch is queued and goes out in one send
+            // (the caller flushes once).
+            if wasIdle { flush() }
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
             rejectOversize()

@@ -48,17 +48,10 @@ import Testing
         let repository = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let directory = TemporaryDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: wrapper)
-        process.arguments = ["/usr/bin/python3", repository.appendingPathComponent("Tests/UmockdevDriver/device_events.py").path,
-                             BuiltTool.path, directory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.hasSuffix("OK\n"), "\(text)")
+        let result = try runToCompletion(wrapper, ["/usr/bin/python3",
+                                                   repository.appendingPathComponent("Tests/UmockdevDriver/device_events.py").path,
+                                                   BuiltTool.path, directory.path])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.hasSuffix("OK\n"), "\(result.output)")
     }
 }

@@ -127,16 +127,9 @@ enum PrometheusText {
             text = open(sys.argv[1]).read()
             print(sum(len(family.samples) for family in text_string_to_metric_families(text)))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, file]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let count = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestFailure("prometheus_client could not parse \(file) (status \(process.terminationStatus)): \(text)")
+        let result = try runToCompletion("/usr/bin/python3", ["-c", script, file])
+        guard result.status == 0, let count = Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("prometheus_client could not parse \(file) (status \(result.status)): \(result.error)")
         }
         return count
     }

@@ -76,17 +76,9 @@ final class PrivateSystemBus {
     /// Runs `busctl --address=… ARGS` and returns its output; throws on failure.
     @discardableResult
     func busctl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-        process.arguments = ["--address=\(address)"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("busctl \(arguments) failed") }
-        return text
+        let result = try runToCompletion("/usr/bin/busctl", ["--address=\(address)"] + arguments)
+        guard result.status == 0 else { throw TestFailure("busctl \(arguments) failed: \(result.error)") }
+        return result.output
     }
 
     /// `org.freedesktop.DBus.Mock` method calls on a mocked object.

@@ -37,15 +37,40 @@ enum BuiltTool {
             process.arguments = Array(prefix.dropFirst()) + [path] + arguments
         }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        return try runToCompletion(process)
     }
+}
+
+/// Runs `executable ARGS...` to completion: its status, stdout and stderr.
+@discardableResult
+func runToCompletion(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+    -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    return try runToCompletion(process)
+}
+
+/// Runs a configured process to completion: its status, stdout and stderr
+/// (stderr is drained on a thread of its own, so neither pipe can fill and
+/// stall the child).
+func runToCompletion(_ process: Process) throws -> (status: Int32, output: String, error: String) {
+    let output = Pipe(), error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let errorText = Locked(Data())
+    let drained = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        let data = error.fileHandleForReading.readDataToEndOfFile()
+        errorText.mutate { $0 = data }
+        drained.signal()
+    }
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    drained.wait()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: errorText.value, as: UTF8.self))
 }
 
 /// Polls `condition` up to `timeout` seconds.
