@@ -23,7 +23,7 @@ public final class ServiceHost {
     public let loop: MainRunLoop
     public let application: Application
     public let center: SystemNotificationCenter
-    /// The Linux sources (time, locale, defaults) posting into ``center``.
+    /// The Linux sources (time, locale, defaults, devices) posting into ``center``.
     public let sources: LinuxSources
     /// The D-Bus sources (battery, orientation, proximity, protected data),
     /// when ``ServiceOptions/systemBus`` is on; made in ``start()``.
