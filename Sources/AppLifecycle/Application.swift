@@ -338,6 +338,8 @@ private struct LoopResources {
     func release() {
         for timer in timers { timer.cancel() }
         _ = run?.end()
+        // Closing fails only for an inbox already closed or a loop already
+        // shut down: either way there is nothing left to release.
         try? inbox?.close()
         // A released app gates nothing any more: what waited runs.
         heldMainQueue?.releaseMainQueue(drainNow: false)
