@@ -5,22 +5,14 @@ extension Application {
     /// Enters a busy section of the engine (an input, a transition, a
     /// delivery): inputs issued on the loop thread meanwhile wait in the inbox.
     @inline(__always)
-    func enterEngine(transition: Bool = false) {
-        activity.depth += 1
-        if transition { activity.transitions += 1 }
-    }
+    func enterEngine(transition: Bool = false) { activity.enter(transition: transition) }
 
     /// Leaves a busy section; leaving the outermost one applies the inputs
     /// issued meanwhile, so they take effect right after the current input
     /// (before the call that issued it returns).
     @inline(__always)
     func leaveEngine(transition: Bool = false) {
-        activity.depth -= 1
-        if transition { activity.transitions -= 1 }
-        if activity.depth == 0, activity.queued {
-            activity.queued = false
-            applyPendingInputs()
-        }
+        if activity.leave(transition: transition) { applyPendingInputs() }
     }
 
     /// Applies every input that is waiting in the inbox (queued on the loop

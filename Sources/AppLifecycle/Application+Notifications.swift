@@ -83,7 +83,7 @@ extension Application {
             try queueInLoop(.prepared(event))
             return
         }
-        activity.depth = 1  // enterEngine() from an idle engine (checked above)
+        activity.enterFromIdle()  // enterEngine() from an idle engine (checked above)
         let outcome: RecordOutcome
         do {
             outcome = try table.record(event, mode: holdingMode)

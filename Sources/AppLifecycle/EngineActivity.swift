@@ -17,9 +17,10 @@
 /// Stored as four plain fields rather than as the enum: entering and
 /// leaving a busy section is on the path of every posted event, and
 /// rebuilding an enum payload there cost 36–46 instructions per event
-/// (callgrind, `compare --probe-held`); an increment and a decrement cost
-/// two. The fields change only through the methods below, which keep the
-/// invariants (`transitions <= depth`; `queued` only while busy).
+/// (callgrind, `bash scripts/instructions.sh`); these methods, inlined,
+/// cost what the loose flags did. The fields change only through the
+/// methods below, which keep the invariants (`transitions <= depth`;
+/// `queued` only while busy).
 struct EngineActivity {
     /// The enum view of the activity.
     enum State: Equatable {
@@ -28,14 +29,10 @@ struct EngineActivity {
         case busy(depth: Int, transitions: Int, queued: Bool, draining: Bool)
     }
 
-    // Written only by the methods below and by Application's
-    // enterEngine/leaveEngine (the hot path, which updates single fields
-    // in place: a mutating method on the whole struct measured 3
-    // instructions more per event).
-    var depth = 0
-    var transitions = 0
-    var queued = false
-    private(set) var draining = false
+    private var depth = 0
+    private var transitions = 0
+    private var queued = false
+    private var draining = false
 
     /// The activity as an enum (for reading and tests; not on the hot path).
     var state: State {
