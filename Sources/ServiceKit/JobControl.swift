@@ -1,10 +1,8 @@
-import ControlSocket
-import LinuxSystemEvents
-import ServiceLogging
 import AppLifecycle
 import Glibc
 import Logging
 import MainLoop
+import ServiceLogging
 
 /// Job control as suspension: Ctrl-Z and `fg` behave like the home button
 /// and the app switcher.

@@ -1,11 +1,9 @@
-import ControlSocket
-import LinuxSystemEvents
-import ServiceLogging
 import AppLifecycle
 import CLinux
 import Glibc
 import Logging
 import MainLoop
+import ServiceLogging
 
 /// Memory pressure as the iOS memory warning.
 ///

@@ -1,7 +1,5 @@
-import ControlSocket
-import LinuxSystemEvents
-import FileSupport
 import AppLifecycle
+import FileSupport
 import Glibc
 
 /// Where memory pressure is read from and what trigger is written there,

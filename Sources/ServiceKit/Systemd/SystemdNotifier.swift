@@ -1,5 +1,4 @@
 import ControlSocket
-import LinuxSystemEvents
 import FileSupport
 import Glibc
 import MainLoop

@@ -1,10 +1,8 @@
-import ControlSocket
-import LinuxSystemEvents
-import ServiceLogging
 import AppLifecycle
 import Glibc
 import Logging
 import MainLoop
+import ServiceLogging
 
 /// Any application under a service manager: the notify protocol
 /// (`READY=1` once the service serves, `STATUS=` on every state change,

@@ -1,5 +1,3 @@
-import ControlSocket
-import LinuxSystemEvents
 import FileSupport
 import Glibc
 
