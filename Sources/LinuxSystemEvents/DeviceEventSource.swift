@@ -59,7 +59,7 @@ public final class DeviceEventSource {
                 owner.readEvents()
             }
         } catch {
-            close(descriptor)
+            // Every stored property is set: deinit runs and closes the socket.
             throw error
         }
     }
