@@ -81,7 +81,7 @@ let package = Package(
             dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "FileSupport", "ServiceLogging", "CLinux",
                            .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "SystemBus", dependencies: ["MainLoop", "SystemNotifications", "CSystemd"]),
+        .target(name: "SystemBus", dependencies: ["MainLoop", "SystemNotifications", "FileSupport", "CSystemd"]),
         .target(
             name: "ServiceKit",
             dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "EngineWire", "FileSupport",

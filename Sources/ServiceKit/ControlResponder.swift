@@ -61,17 +61,28 @@ public final class ControlResponder {
     /// - Throws: when the socket cannot be opened (the error names the path).
     public func serve(path: String?, mode: mode_t = 0o600, passed: [SocketActivation.PassedSocket] = [],
                       logger: Logger) throws -> ControlServer {
-        let loop = application.loop
         // The server holds what answers its requests (a responder made
         // inline keeps answering); the responder holds the server weakly.
         let handler: (JSONValue) -> JSONObject = { request in self.handle(request) }
-        let made: ControlServer
         if path == nil, let inherited = try SocketActivation.controlSocket(in: passed) {
-            made = try ControlServer(loop: loop, adopting: inherited, path: SocketActivation.boundPath(of: inherited),
-                                     logger: logger, handler: handler)
+            return try makeServer(adopting: inherited, path: SocketActivation.boundPath(of: inherited), mode: mode,
+                                  logger: logger, handler: handler)
+        }
+        return try makeServer(adopting: nil, path: path ?? DefaultSocketPath.resolve(creating: true), mode: mode,
+                              logger: logger, handler: handler)
+    }
+
+    /// Serves `inherited` (a listening socket someone else made, named
+    /// `path` in logs) or binds `path`, with `handler` answering, this
+    /// responder's reply bound, and the server's counters in `stats`.
+    func makeServer(adopting inherited: Int32?, path: String, mode: mode_t, logger: Logger,
+                    handler: @escaping (JSONValue) -> JSONObject) throws -> ControlServer {
+        let loop = application.loop
+        let made: ControlServer
+        if let inherited {
+            made = try ControlServer(loop: loop, adopting: inherited, path: path, logger: logger, handler: handler)
         } else {
-            made = try ControlServer(loop: loop, path: path ?? DefaultSocketPath.resolve(creating: true), mode: mode,
-                                     logger: logger, handler: handler)
+            made = try ControlServer(loop: loop, path: path, mode: mode, logger: logger, handler: handler)
         }
         made.maxReplyBytes = maxReplyBytes
         server = made

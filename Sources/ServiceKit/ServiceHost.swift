@@ -86,17 +86,8 @@ public final class ServiceHost {
             bus.onWake = { [sources] in sources.reload() }
             systemBus = bus
         }
-        let made: ControlServer
-        if let inherited = options.inheritedSocket {
-            made = try ControlServer(loop: loop, adopting: inherited, path: options.socketPath, logger: logger,
-                                     handler: responderHandler)
-        } else {
-            made = try ControlServer(loop: loop, path: options.socketPath, mode: options.socketMode, logger: logger,
-                                     handler: responderHandler)
-        }
-        made.maxReplyBytes = options.maxReplyBytes
-        responder.server = made
-        control = made
+        control = try responder.makeServer(adopting: options.inheritedSocket, path: options.socketPath,
+                                           mode: options.socketMode, logger: logger, handler: responderHandler)
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
                                                   "locale": "\(sources.localeIdentifier)"])
         try application.perform(options.background ? .launchInBackground : .launch)

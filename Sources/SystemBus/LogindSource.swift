@@ -1,3 +1,4 @@
+import FileSupport
 import Glibc
 import MainLoop
 import SystemNotifications
@@ -63,11 +64,7 @@ public final class LogindSource {
 /// The login session this process belongs to, as its environment names it.
 public enum ProcessSession {
     /// `$XDG_SESSION_ID`, if set and not empty.
-    public static var id: String? {
-        guard let raw = getenv("XDG_SESSION_ID") else { return nil }
-        let value = String(cString: raw)
-        return value.isEmpty ? nil : value
-    }
+    public static var id: String? { ProcessEnvironment.value("XDG_SESSION_ID") }
 }
 
 /// Bound to its loop's thread.

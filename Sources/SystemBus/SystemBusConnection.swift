@@ -1,4 +1,5 @@
 import CSystemd
+import FileSupport
 import Glibc
 import MainLoop
 
@@ -39,8 +40,7 @@ public final class SystemBusConnection {
     public init(loop: MainRunLoop, address: String? = nil) throws(DBusError) {
         loop.preconditionInLoop()
         self.loop = loop
-        self.address = address ?? (getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
-                                   ?? "unix:path=/run/dbus/system_bus_socket")
+        self.address = address ?? ProcessEnvironment.value("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
         var opened: OpaquePointer?
         if let address {
             var made: OpaquePointer?
