@@ -26,12 +26,15 @@ import PackageDescription
 //   MainLoopKit        -> ServiceKit          the umbrella: `import MainLoopKit` is enough for a service
 //   MainLoopMetrics    -> ServiceKit, CoreMetrics              loop, center and socket metrics (opt-in)
 //   MainLoopServiceLifecycle -> ServiceKit, ServiceLifecycle   a ServiceGroup service (opt-in)
+//   MainLoopNIO        -> MainLoop, AppLifecycle, NIOCore   every loop (and app) as a SwiftNIO EventLoop (opt-in)
 //   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus, ArgumentParser
 //
 // Products: MainLoop (the loop alone), MainLoopKit (everything a service
-// needs), ScenarioReplay (conformance checks), and the two opt-in
-// integrations. Users who need neither metrics nor swift-service-lifecycle
-// build neither package (only the targets of the products they use are built).
+// needs), ScenarioReplay (conformance checks), and the three opt-in
+// integrations. Users who need neither metrics, swift-service-lifecycle nor
+// SwiftNIO build none of those packages (only the targets of the products
+// they use are built). MainLoopNIO's tests, SwiftNIO's own among them, are
+// a package of their own (NIOTests/), so `swift test` here builds no NIO.
 let package = Package(
     name: "MainLoop",
     products: [
@@ -40,6 +43,7 @@ let package = Package(
         .library(name: "ScenarioReplay", targets: ["ScenarioReplay"]),
         .library(name: "MainLoopMetrics", targets: ["MainLoopMetrics"]),
         .library(name: "MainLoopServiceLifecycle", targets: ["MainLoopServiceLifecycle"]),
+        .library(name: "MainLoopNIO", targets: ["MainLoopNIO"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
@@ -48,6 +52,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // NIOCore only, for the opt-in MainLoopNIO product.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `swift package generate-documentation` (DocC); a plugin, never built into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -106,6 +112,10 @@ let package = Package(
             dependencies: ["MainLoopKit", "MainLoop", "AppLifecycle", "ServiceKit",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "MainLoopNIO",
+            dependencies: ["MainLoop", "AppLifecycle", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .executableTarget(
             name: "mainloop",

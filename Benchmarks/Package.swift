@@ -33,6 +33,7 @@ let package = Package(
             dependencies: [
                 "CRawLibevent",
                 .product(name: "MainLoopKit", package: "MainLoop"),
+                .product(name: "MainLoopNIO", package: "MainLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

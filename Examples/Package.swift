@@ -7,17 +7,21 @@ import PackageDescription
 //
 //   swift run --package-path Examples heartbeat-service [--seconds N]
 //   swift run --package-path Examples template-service --socket /tmp/my.sock
+//   swift run --package-path Examples nio-bridge
 let package = Package(
     name: "MainLoopExamples",
     products: [
         .executable(name: "heartbeat-service", targets: ["HeartbeatService"]),
         .executable(name: "template-service", targets: ["TemplateService"]),
+        .executable(name: "nio-bridge", targets: ["NIOBridge"]),
     ],
     dependencies: [
         .package(name: "MainLoop", path: "../"),
         // Only for the template's `metrics` query (Prometheus text).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Only for the NIO bridge: a NIO server and client beside the main loop.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -34,6 +38,16 @@ let package = Package(
                 .product(name: "MainLoopMetrics", package: "MainLoop"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // SwiftNIO beside the main loop: results hop in, the loop's work hops out.
+        .executableTarget(
+            name: "NIOBridge",
+            dependencies: [
+                .product(name: "MainLoopKit", package: "MainLoop"),
+                .product(name: "MainLoopNIO", package: "MainLoop"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ]

@@ -3,8 +3,11 @@
 #   1. the conformance scenarios through the CLI (`mainloop replay --check`),
 #      the project's copies and ../shared/conformance when it is beside us;
 #   2. the cross-thread tests under ThreadSanitizer;
-#   3. the examples in Examples/, built and run: the heartbeat service, and
-#      the template service under systemd-socket-activate driven by
+#   2b. MainLoopNIO against SwiftNIO's own event-loop tests and ours
+#      (scripts/nio-tests.sh, the NIOTests package), plain and under
+#      ThreadSanitizer;
+#   3. the examples in Examples/, built and run: the heartbeat service, the
+#      NIO bridge, and the template service under systemd-socket-activate driven by
 #      `mainloop ctl`; then every Swift snippet of the README and the DocC
 #      guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
@@ -59,12 +62,30 @@ echo "== cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
   --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests'
 
+echo "== MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
+bounded 15m bash scripts/nio-tests.sh
+echo "== the same under ThreadSanitizer"
+bounded 15m bash scripts/nio-tests.sh --sanitize=thread --scratch-path NIOTests/.build-tsan
+
 echo "== the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
 swift build --package-path Examples
 example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
 echo "$example"
 grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
 grep -q 'stopped cleanly' <<<"$example"
+
+echo "== the NIO bridge: a NIO server answered by app code on the main loop, held while suspended"
+bridge=$(bounded 1m Examples/.build/debug/nio-bridge)
+echo "$bridge"
+diff <(echo "$bridge") - <<'EXPECTED'
+reply: 1: hello (answered on the main loop: true)
+app state: suspended
+after 200 ms suspended: 1 reply so far
+reply: 2: sent while suspended (answered on the main loop: true)
+app state when it came: active
+NIO shut down, 2 replies
+stopped cleanly
+EXPECTED
 
 echo "== the template service under systemd-socket-activate, driven by mainloop ctl"
 bounded 2m bash scripts/check-template-service.sh

@@ -15,10 +15,10 @@ public enum ObservationStreamError: Error, Equatable, Sendable, CustomStringConv
     }
 }
 
-/// Lets a stream's termination handler (any thread) reach the application
-/// through a job on the loop, without keeping it alive: a dropped
-/// application needs no observer removed.
-private final class WeakApplication {
+/// Lets a handle on any thread (a stream's termination handler, an
+/// ``AppWorkGate``) reach the application through the loop, without
+/// keeping it alive: a dropped application needs no observer removed.
+final class WeakApplication {
     weak var application: Application?
     init(_ application: Application) { self.application = application }
 }

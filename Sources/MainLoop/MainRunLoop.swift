@@ -83,6 +83,9 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Sleeps resumed whose tasks are not yet back on their executors
     /// (deterministic `runUntilIdle` waits for them). Any thread.
     let sleepersInFlight = Atomic<Int>(0)
+    /// Per-loop state libraries keep with the loop (``attachment(_:make:)``),
+    /// handed their shutdown once. Any thread, under its mutex.
+    let attachments = LockedValue(LoopAttachments())
     /// The simulated-blocking watchdog deadline (deterministic loops). Loop thread.
     var manualWatchdog: (deadline: LoopInstant, tripped: Bool)?
 
@@ -421,6 +424,7 @@ public final class MainRunLoop: @unchecked Sendable {
         if let base = core.base { event_base_free(base) }
         core.base = nil
         resumeSleepersAtShutdown()
+        shutDownAttachments()
     }
 }
 

@@ -161,3 +161,24 @@ import Testing
         #expect(!h.app.scheduledLocalNotificationLabels.contains("n63"), "the latest was evicted")
     }
 }
+
+/// `AppWorkGate`: other code run as the app's (MainLoopNIO's gated EventLoop).
+@Suite(.timeLimit(.minutes(1))) struct AppWorkGateTests {
+    @Test func runsNowDefersWhileSuspendedAndDropsWhenNotRunning() throws {
+        let h = try Harness()
+        let gate = AppWorkGate(h.app)
+        #expect(gate.belongs(to: h.app) && gate.loop === h.loop)
+        let before = h.app.droppedAppWorkCount
+        gate.run { h.appCode("before launch") }
+        #expect(h.app.droppedAppWorkCount == before + 1)
+        try h.perform(.launch)
+        gate.run { h.appCode("while active") }
+        try h.perform(.home)
+        _ = h.take()
+        gate.run { h.appCode("while suspended") }
+        #expect(h.take().isEmpty)
+        try h.perform(.foreground)
+        #expect(Array(h.take().suffix(3)) == ["state active", "didBecomeActive", "while suspended"])
+        #expect(h.appCodeWhileNotRunning.isEmpty)
+    }
+}

@@ -42,7 +42,18 @@ struct Target {
             Target(title: "fd readiness dispatch ≤ 1.1× raw libevent",
                    row: "MainLoop fd readiness dispatch, 1 ready of 1000",
                    baseline: "raw libevent fd readiness dispatch, 1 ready of 1000", limit: 1.1, atLeast: false),
-        ]
+        ] + nio
+    }
+
+    /// Issue 22: MainLoopNIO no slower than SwiftNIO's own loops.
+    static let nio: [Target] = [
+        ("execute in-loop", "MainLoopNIO loop.eventLoop.execute, in-loop", "SwiftNIO EventLoop.execute, in-loop (same code)"),
+        ("execute cross-thread", "MainLoopNIO loop.eventLoop.execute, cross-thread",
+         "SwiftNIO EventLoop.execute, cross-thread (same code)"),
+        ("future hop onto the loop", "MainLoopNIO future hop, NIO loop → loop.eventLoop", "SwiftNIO future hop, NIO loop → other NIO loop"),
+        ("scheduleTask+cancel", "MainLoopNIO scheduleTask+cancel, 1000 pending", "SwiftNIO scheduleTask+cancel, 1000 pending"),
+    ].map { title, row, baseline in
+        Target(title: "MainLoopNIO \(title) ≤ 1× SwiftNIO", row: row, baseline: baseline, limit: 1, atLeast: false)
     }
 
     /// The paired ratios (or the samples, for an absolute bound); nil when

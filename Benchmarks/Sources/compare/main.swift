@@ -58,6 +58,13 @@ for (name, probe) in probes {
 }
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+// For issue 22: a MainRunLoop run by its own thread, seen as an EventLoop,
+// beside a second NIO loop, so that a hop has a NIO source and a target
+// of each kind.
+let nioGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+let nioSource = nioGroup.next(), nioTarget = nioGroup.next()
+let loopThread = try LoopThread.start()
+let mainLoopEventLoop = loopThread.loop.eventLoop
 let typedName = "MainLoop in-loop post→run, typed channel"
 let referenceName = "raw libevent event_active→callback (evthread_use_pthreads)"
 let contenders: [Contender] = [
@@ -97,6 +104,30 @@ let contenders: [Contender] = [
     Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") { raw_libevent_fd_dispatch_ns(1000, million / 16) },
     Contender(name: "SwiftNIO EventLoop.execute, in-loop") { PeerContenders.nioInLoop(events: million / 4, group: group) },
     Contender(name: "SwiftNIO EventLoop.execute, cross-thread") { PeerContenders.nioCrossThread(events: million / 4, group: group) },
+    Contender(name: "MainLoopNIO loop.eventLoop.execute, in-loop") {
+        NIOContenders.executeInLoop(events: million / 4, on: mainLoopEventLoop)
+    },
+    Contender(name: "SwiftNIO EventLoop.execute, in-loop (same code)") {
+        NIOContenders.executeInLoop(events: million / 4, on: nioTarget)
+    },
+    Contender(name: "MainLoopNIO loop.eventLoop.execute, cross-thread") {
+        NIOContenders.executeCrossThread(events: million / 4, on: mainLoopEventLoop)
+    },
+    Contender(name: "SwiftNIO EventLoop.execute, cross-thread (same code)") {
+        NIOContenders.executeCrossThread(events: million / 4, on: nioTarget)
+    },
+    Contender(name: "MainLoopNIO future hop, NIO loop → loop.eventLoop") {
+        NIOContenders.hop(events: million / 8, from: nioSource, to: mainLoopEventLoop)
+    },
+    Contender(name: "SwiftNIO future hop, NIO loop → other NIO loop") {
+        NIOContenders.hop(events: million / 8, from: nioSource, to: nioTarget)
+    },
+    Contender(name: "MainLoopNIO scheduleTask+cancel, 1000 pending") {
+        try NIOContenders.scheduleCancel(operations: million / 8, pending: 1000, on: mainLoopEventLoop)
+    },
+    Contender(name: "SwiftNIO scheduleTask+cancel, 1000 pending") {
+        try NIOContenders.scheduleCancel(operations: million / 8, pending: 1000, on: nioTarget)
+    },
     Contender(name: "MainLoop actor on loop.executor, call from a global task") {
         try ActorContenders.mainLoopActor(calls: million / 16)
     },
@@ -123,6 +154,8 @@ for round in 1...rounds {
     }
 }
 try group.syncShutdownGracefully()
+try nioGroup.syncShutdownGracefully()
+try loopThread.stopAndJoin()
 raw_libevent_enable_pthreads()
 samples[referenceName] = (0..<rounds).map { _ in PeerContenders.rawLibevent(events: million) }
 

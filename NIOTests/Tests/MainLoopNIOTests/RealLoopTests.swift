@@ -1,0 +1,46 @@
+import MainLoop
+import MainLoopNIO
+import NIOCore
+import NIOPosix
+import Testing
+
+/// A real-clock loop on its own thread, with SwiftNIO's own loops beside it.
+@Suite("MainLoopEventLoop on a real loop", .timeLimit(.minutes(1)))
+struct RealLoopTests {
+    @Test func scheduledTasksNeverRunEarly() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let eventLoop = thread.loop.eventLoop
+        let futures = (1...50).map { index in
+            let deadline = eventLoop.now + .microseconds(Int64(index * 100))
+            return eventLoop.scheduleTask(deadline: deadline) { eventLoop.now >= deadline }.futureResult
+        }
+        let onTime = try EventLoopFuture.whenAllSucceed(futures, on: eventLoop).wait()
+        #expect(onTime.allSatisfy { $0 })
+    }
+
+    @Test func aFutureCompletedOnNIOsThreadsHopsOntoTheLoopThread() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let eventLoop = thread.loop.eventLoop
+        let onLoop = try group.next().submit { 21 }
+            .hop(to: eventLoop)
+            .map { value in (value * 2, eventLoop.inEventLoop, thread.loop.inLoop) }
+            .wait()
+        #expect(onLoop == (42, true, true))
+    }
+
+    @Test func executeAndCancellationWorkFromOtherThreads() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let eventLoop = thread.loop.eventLoop
+        let ran = LockedValue(0)
+        let tasks = (0..<100).map { _ in eventLoop.scheduleTask(in: .seconds(30)) { ran.withLock { $0 += 1 } } }
+        for task in tasks { task.cancel() }
+        try eventLoop.submit {}.wait()
+        #expect(thread.loop.scheduledTimerCount == 0)
+        #expect(ran.withLock { $0 } == 0)
+    }
+}
