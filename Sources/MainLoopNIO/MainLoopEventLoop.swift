@@ -190,8 +190,12 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
     }
 
     private func arm(_ work: ScheduledLoopWork) {
+        // The handler finds the work by its id: holding the work would tie
+        // it and its timer in a cycle that a shutdown (which drops timers
+        // without firing them) would never break.
+        let id = work.id
         let timer = loop.makeTimer { [state, gate] in
-            guard let work = state.take(work.id) else { return }
+            guard let work = state.take(id) else { return }
             if let gate { gate.run(work.fire) } else { work.fire() }
         }
         work.timer = timer

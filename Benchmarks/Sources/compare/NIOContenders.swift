@@ -9,37 +9,35 @@ import NIOPosix
 /// of SwiftNIO's own loops (issue 22). Each function takes `any EventLoop`,
 /// so both sides run the very same code.
 enum NIOContenders {
-    /// `execute` from inside the loop, `events` times.
-    static func executeInLoop(events: Int, on loop: any EventLoop) -> Double {
+    /// Calls `start` with a tick to run `events` times on the loop, and
+    /// waits for the last tick.
+    private static func ticks(_ events: Int, _ start: (@escaping @Sendable () -> Void) -> Void) -> Double {
         let counter = Counter()
         let done = DispatchSemaphore(value: 0)
+        let tick: @Sendable () -> Void = {
+            counter.value += 1
+            if counter.value == events { done.signal() }
+        }
         return nanosecondsPerEvent(events) {
-            loop.execute {
-                for _ in 0..<events {
-                    loop.execute {
-                        counter.value += 1
-                        if counter.value == events { done.signal() }
-                    }
-                }
-            }
+            start(tick)
             done.wait()
             counter.value = 0
         }
     }
 
+    /// `execute` from inside the loop, `events` times.
+    static func executeInLoop(events: Int, on loop: any EventLoop) -> Double {
+        ticks(events) { tick in
+            loop.execute {
+                for _ in 0..<events { loop.execute(tick) }
+            }
+        }
+    }
+
     /// `execute` from another thread, `events` times.
     static func executeCrossThread(events: Int, on loop: any EventLoop) -> Double {
-        let counter = Counter()
-        let done = DispatchSemaphore(value: 0)
-        return nanosecondsPerEvent(events) {
-            for _ in 0..<events {
-                loop.execute {
-                    counter.value += 1
-                    if counter.value == events { done.signal() }
-                }
-            }
-            done.wait()
-            counter.value = 0
+        ticks(events) { tick in
+            for _ in 0..<events { loop.execute(tick) }
         }
     }
 
@@ -47,21 +45,14 @@ enum NIOContenders {
     /// where their callbacks run: what a service pays per NIO result it
     /// takes onto its loop.
     static func hop(events: Int, from source: any EventLoop, to target: any EventLoop) -> Double {
-        let counter = Counter()
-        let done = DispatchSemaphore(value: 0)
-        return nanosecondsPerEvent(events) {
+        ticks(events) { tick in
             source.execute {
                 for _ in 0..<events {
                     let promise = source.makePromise(of: Void.self)
-                    promise.futureResult.hop(to: target).whenSuccess {
-                        counter.value += 1
-                        if counter.value == events { done.signal() }
-                    }
+                    promise.futureResult.hop(to: target).whenSuccess(tick)
                     promise.succeed()
                 }
             }
-            done.wait()
-            counter.value = 0
         }
     }
 

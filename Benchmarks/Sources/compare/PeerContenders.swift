@@ -1,47 +1,12 @@
 import CRawLibevent
 import Dispatch
 import Foundation
-import NIOCore
-import NIOPosix
 
-/// The loops Swift developers use today, doing the same work.
+/// The loops Swift developers use today, doing the same work (SwiftNIO's are
+/// in NIOContenders, beside MainLoopNIO on the same code).
 enum PeerContenders {
     static func rawLibevent(events: Int) -> Double {
         raw_libevent_inloop_ns_per_event(events)
-    }
-
-    /// `EventLoop.execute` from inside the loop.
-    static func nioInLoop(events: Int, group: MultiThreadedEventLoopGroup) -> Double {
-        let loop = group.next()
-        let counter = Counter()
-        let done = DispatchSemaphore(value: 0)
-        return nanosecondsPerEvent(events) {
-            loop.execute {
-                for _ in 0..<events {
-                    loop.execute {
-                        counter.value += 1
-                        if counter.value == events { done.signal() }
-                    }
-                }
-            }
-            done.wait()
-        }
-    }
-
-    /// `EventLoop.execute` from another thread.
-    static func nioCrossThread(events: Int, group: MultiThreadedEventLoopGroup) -> Double {
-        let loop = group.next()
-        let counter = Counter()
-        let done = DispatchSemaphore(value: 0)
-        return nanosecondsPerEvent(events) {
-            for _ in 0..<events {
-                loop.execute {
-                    counter.value += 1
-                    if counter.value == events { done.signal() }
-                }
-            }
-            done.wait()
-        }
     }
 
     /// `DispatchQueue.async` onto a serial queue from another thread.

@@ -47,9 +47,9 @@ struct Target {
 
     /// Issue 22: MainLoopNIO no slower than SwiftNIO's own loops.
     static let nio: [Target] = [
-        ("execute in-loop", "MainLoopNIO loop.eventLoop.execute, in-loop", "SwiftNIO EventLoop.execute, in-loop (same code)"),
+        ("execute in-loop", "MainLoopNIO loop.eventLoop.execute, in-loop", "SwiftNIO EventLoop.execute, in-loop"),
         ("execute cross-thread", "MainLoopNIO loop.eventLoop.execute, cross-thread",
-         "SwiftNIO EventLoop.execute, cross-thread (same code)"),
+         "SwiftNIO EventLoop.execute, cross-thread"),
         ("future hop onto the loop", "MainLoopNIO future hop, NIO loop → loop.eventLoop", "SwiftNIO future hop, NIO loop → other NIO loop"),
         ("scheduleTask+cancel", "MainLoopNIO scheduleTask+cancel, 1000 pending", "SwiftNIO scheduleTask+cancel, 1000 pending"),
     ].map { title, row, baseline in

@@ -102,18 +102,16 @@ let contenders: [Contender] = [
         try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16)
     },
     Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") { raw_libevent_fd_dispatch_ns(1000, million / 16) },
-    Contender(name: "SwiftNIO EventLoop.execute, in-loop") { PeerContenders.nioInLoop(events: million / 4, group: group) },
-    Contender(name: "SwiftNIO EventLoop.execute, cross-thread") { PeerContenders.nioCrossThread(events: million / 4, group: group) },
     Contender(name: "MainLoopNIO loop.eventLoop.execute, in-loop") {
         NIOContenders.executeInLoop(events: million / 4, on: mainLoopEventLoop)
     },
-    Contender(name: "SwiftNIO EventLoop.execute, in-loop (same code)") {
+    Contender(name: "SwiftNIO EventLoop.execute, in-loop") {
         NIOContenders.executeInLoop(events: million / 4, on: nioTarget)
     },
     Contender(name: "MainLoopNIO loop.eventLoop.execute, cross-thread") {
         NIOContenders.executeCrossThread(events: million / 4, on: mainLoopEventLoop)
     },
-    Contender(name: "SwiftNIO EventLoop.execute, cross-thread (same code)") {
+    Contender(name: "SwiftNIO EventLoop.execute, cross-thread") {
         NIOContenders.executeCrossThread(events: million / 4, on: nioTarget)
     },
     Contender(name: "MainLoopNIO future hop, NIO loop → loop.eventLoop") {
