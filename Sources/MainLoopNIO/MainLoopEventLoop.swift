@@ -127,8 +127,8 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
         let work = ScheduledLoopWork(
             id: state.nextID.add(1, ordering: .relaxed).oldValue,
             deadline: LoopInstant(deadline),
-            run: { Self.complete(promise, running: task) },
-            abandoned: { promise.fail(EventLoopError.shutdown) }
+            run: asOwner { Self.complete(promise, running: task) },
+            abandoned: asOwner { promise.fail(EventLoopError.shutdown) }
         )
         schedule(work)
         return Scheduled(promise: promise) { [self] in cancel(work) }
@@ -151,8 +151,8 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
         let work = ScheduledLoopWork(
             id: state.nextID.add(1, ordering: .relaxed).oldValue,
             deadline: LoopInstant(deadline),
-            run: { [self] in handler.handleScheduledCallback(eventLoop: self) },
-            abandoned: { [self] in handler.didCancelScheduledCallback(eventLoop: self) }
+            run: asOwner { [self] in handler.handleScheduledCallback(eventLoop: self) },
+            abandoned: asOwner { [self] in handler.didCancelScheduledCallback(eventLoop: self) }
         )
         schedule(work)
         return NIOScheduledCallback(self, id: work.id)
@@ -173,14 +173,16 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
             preconditionFailure("\(self) did not schedule \(scheduledCallback)")
         }
         guard let work = state.take(id) else { return }
-        disarm([work])
-        work.abandon()
+        onLoop(evenAfterShutdown: true) {
+            work.disarm()
+            work.abandon()
+        }
     }
 
     /// Records `work` and arms its timer on the loop thread; abandons it at
     /// once after a shutdown.
     func schedule(_ work: ScheduledLoopWork) {
-        guard state.register(work) else { return work.abandon() }
+        guard state.register(work) else { return onLoop(evenAfterShutdown: true) { work.abandon() } }
         if loop.inLoop { return arm(work) }
         onLoop { [self] in
             // Cancelled, or failed by a shutdown, before it got here.
@@ -194,9 +196,9 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
         // it and its timer in a cycle that a shutdown (which drops timers
         // without firing them) would never break.
         let id = work.id
-        let timer = loop.makeTimer { [state, gate] in
+        let timer = loop.makeTimer { [state] in
             guard let work = state.take(id) else { return }
-            if let gate { gate.run(work.fire) } else { work.fire() }
+            work.fire()
         }
         work.timer = timer
         timer.schedule(at: work.deadline)
@@ -206,27 +208,31 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
     /// `Scheduled.cancel()` itself).
     func cancel(_ work: ScheduledLoopWork) {
         guard let work = state.take(work.id) else { return }
-        disarm([work])
+        onLoop { work.disarm() }
     }
 
-    /// Stops the timers of `works` on the loop thread (a work not yet armed
-    /// is not pending any more, so it never will be).
-    private func disarm(_ works: [ScheduledLoopWork]) {
-        guard !works.isEmpty else { return }
-        onLoop { for work in works { work.disarm() } }
+    /// `body` as the owner of this view's work runs it: through the app's
+    /// gate on an application's view (app code, held while suspended),
+    /// as it is on the loop's own views.
+    private func asOwner(_ body: @escaping () -> Void) -> () -> Void {
+        guard let gate else { return body }
+        return { gate.run(body) }
     }
 
     /// Runs `body` now on the loop thread, else posts it there at system
-    /// priority, so that arming and disarming timers does not queue behind
-    /// app work. After the loop shut down it does nothing: the loop's
-    /// timers are gone with it.
-    private func onLoop(_ body: @escaping () -> Void) {
+    /// priority, so that timers and cancellation handlers do not queue
+    /// behind app work (a work not yet armed when it is taken is never
+    /// armed). After the loop shut down, its timers are gone with it: a
+    /// timer operation is dropped, and an owner's notification
+    /// (`evenAfterShutdown`) runs here, since no loop thread will run it.
+    private func onLoop(evenAfterShutdown: Bool = false, _ body: @escaping () -> Void) {
         if loop.inLoop { return body() }
         let handoff = LoopBound(handingOver: body, to: loop)
         do {
             try loop.execute(priority: .system) { handoff.value() }
         } catch {
-            _ = handoff.valueAfterShutdown
+            let body = handoff.valueAfterShutdown
+            if evenAfterShutdown { body() }
         }
     }
 
@@ -238,15 +244,20 @@ public final class MainLoopEventLoop: EventLoop, CustomStringConvertible {
     /// `scheduleCallback` throws it, and the scheduled work still pending
     /// fails with it (callbacks get their cancellation handler); `execute`
     /// keeps running on the loop so futures can still deliver their results.
-    /// Safe from any thread: the pending work is failed before this
-    /// returns (its timers are stopped on the loop thread, when it next
-    /// runs), and `callback` is then called on `queue`. A second call
-    /// closes nothing more and calls back likewise.
+    /// Safe from any thread: new tasks are refused at once; the pending
+    /// work is failed on the loop thread (at once there, else when the loop
+    /// next runs: its handlers run where NIO runs them), and `callback` is
+    /// then called on `queue`. A second call closes nothing more and calls
+    /// back likewise.
     public func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable (Error?) -> Void) {
         let abandoned = state.close()
-        disarm(abandoned)
-        for work in abandoned { work.abandon() }
-        queue.async { callback(nil) }
+        onLoop(evenAfterShutdown: true) {
+            for work in abandoned {
+                work.disarm()
+                work.abandon()
+            }
+            queue.async { callback(nil) }
+        }
     }
 
     // MARK: Checks

@@ -28,9 +28,10 @@ final class ScheduledLoopWork {
         run()
     }
 
-    /// Stops the timer (loop thread), if it is armed.
+    /// Stops the timer (loop thread), if it is armed. After the loop shut
+    /// down (its timers released, none scheduled) there is nothing to stop.
     func disarm() {
-        _ = timer?.cancel()
+        if let timer, timer.isScheduled { timer.cancel() }
         timer = nil
     }
 

@@ -44,3 +44,41 @@ struct RealLoopTests {
         #expect(ran.withLock { $0 } == 0)
     }
 }
+
+/// Cancellation handlers run where NIO runs them: on the loop thread, even
+/// when the cancel or the shutdown comes from another thread.
+@Suite("Cancellation handlers on the loop thread", .timeLimit(.minutes(1)))
+struct CancellationThreadTests {
+    struct Handler: NIOScheduledCallbackHandler, Sendable {
+        let log: Log
+        func handleScheduledCallback(eventLoop: some EventLoop) { log.append("ran") }
+        func didCancelScheduledCallback(eventLoop: some EventLoop) {
+            log.append("cancelled on the loop: \(eventLoop.inEventLoop)")
+        }
+    }
+
+    @Test func aCancelFromAnotherThread() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let eventLoop = thread.loop.eventLoop
+        let log = Log()
+        let callback = try eventLoop.scheduleCallback(in: .seconds(30), handler: Handler(log: log))
+        callback.cancel()
+        callback.cancel()
+        try eventLoop.submit {}.wait()
+        #expect(log.lines == ["cancelled on the loop: true"])
+        #expect(thread.loop.scheduledTimerCount == 0)
+    }
+
+    @Test func aShutdownFromAnotherThreadCallsBackAfterTheHandlers() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let eventLoop = thread.loop.eventLoop
+        let log = Log()
+        for _ in 0..<3 { _ = try eventLoop.scheduleCallback(in: .seconds(30), handler: Handler(log: log)) }
+        try eventLoop.syncShutdownGracefully()
+        #expect(log.lines == Array(repeating: "cancelled on the loop: true", count: 3))
+        // The callback came after the loop stopped the timers.
+        #expect(thread.loop.scheduledTimerCount == 0)
+    }
+}
