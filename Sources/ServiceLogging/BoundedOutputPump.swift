@@ -1,4 +1,5 @@
 import Glibc
+import MainLoop
 
 /// Writes lines to a descriptor (the service's stdout) from a thread of its
 /// own, so the loop never waits for a reader: the loop only appends to a
@@ -9,20 +10,43 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// The most bytes waiting to be written.
     public let limitBytes: Int
     private let descriptor: Int32
+    /// Lines written on this loop's thread wake the writer once per
+    /// dispatch turn rather than once each (see ``init(descriptor:limitBytes:wakingFrom:)``).
+    private let loop: MainRunLoop?
     private var mutex = pthread_mutex_t()
     private var changed = pthread_cond_t()
     // Guarded by `mutex`:
-    private var queue: [[UInt8]] = []
+    /// The lines waiting, newline-terminated, in one buffer: appending
+    /// copies bytes, with no allocation per line once it has grown.
+    private var queue: [UInt8] = []
+    /// How many lines `queue` holds.
+    private var queuedLines = 0
+    /// Bytes not yet written: `queue` plus what the writer is writing.
     private var queuedBytes = 0
     private var writing = false
+    /// The writer sleeps on `changed`: only then does a line signal it (a
+    /// busy writer finds the new lines when its write returns), so a burst
+    /// of lines costs one wake-up, not one each.
+    private var writerWaits = false
+    /// A wake-up of the sleeping writer is posted to `loop` and not yet run.
+    private var wakePosted = false
     private var finishing = false
     private var broken = false
     private var dropped = 0
     private var thread = pthread_t()
 
     /// Starts the writer thread for `descriptor`.
-    public init(descriptor: Int32, limitBytes: Int = 8 << 20) {
+    ///
+    /// With `loop`, a line written on that loop's thread while the writer
+    /// sleeps does not wake it at once: one wake-up is posted to the loop
+    /// (at system priority, so it runs after the work already ready there),
+    /// and every line the loop writes until it runs goes out in one batch,
+    /// at the cost of one futex wake per turn instead of one per line.
+    /// Lines from other threads, or after the loop shut down, wake the
+    /// writer at once.
+    public init(descriptor: Int32, limitBytes: Int = 8 << 20, wakingFrom loop: MainRunLoop? = nil) {
         self.descriptor = descriptor
+        self.loop = loop
         self.limitBytes = max(1, limitBytes)
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&changed, nil)
@@ -46,18 +70,39 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// queue is full or the descriptor failed).
     @discardableResult
     public func write(line: String) -> Bool {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+        let count = line.utf8.count + 1
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        guard !broken, !finishing, queuedBytes + bytes.count <= limitBytes else {
+        guard !broken, !finishing, queuedBytes + count <= limitBytes else {
             dropped += 1
             return false
         }
-        queuedBytes += bytes.count
-        queue.append(bytes)
-        pthread_cond_signal(&changed)
+        queuedBytes += count
+        queuedLines += 1
+        queue.append(contentsOf: line.utf8)
+        queue.append(UInt8(ascii: "\n"))
+        if writerWaits, !wakePosted { wakeWriter() }
         return true
+    }
+
+    /// Wakes the sleeping writer: through the loop when called on its
+    /// thread, else at once. Called with `mutex` held.
+    private func wakeWriter() {
+        guard let loop, loop.inLoop else {
+            pthread_cond_signal(&changed)
+            return
+        }
+        do {
+            try loop.executeInLoop(priority: .system) { [self] in
+                pthread_mutex_lock(&mutex)
+                wakePosted = false
+                if writerWaits, !queue.isEmpty { pthread_cond_signal(&changed) }
+                pthread_mutex_unlock(&mutex)
+            }
+            wakePosted = true
+        } catch {
+            pthread_cond_signal(&changed)
+        }
     }
 
     /// Lines dropped so far.
@@ -93,8 +138,10 @@ public final class BoundedOutputPump: @unchecked Sendable {
         return queuedBytes
     }
 
-    /// The writer thread: takes everything queued, writes it (blocking,
-    /// outside the lock), and repeats until finished.
+    /// The writer thread: takes everything queued (swapping buffers, so
+    /// the loop appends to the other one meanwhile), writes it in as few
+    /// `write` calls as the descriptor takes (blocking, outside the lock),
+    /// and repeats until finished.
     private func drain() {
         // A reader that went away makes write() fail with EPIPE; SIGPIPE,
         // directed at this thread, stays blocked here instead of killing
@@ -103,45 +150,53 @@ public final class BoundedOutputPump: @unchecked Sendable {
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+        var batch: [UInt8] = []
         pthread_mutex_lock(&mutex)
         while true {
-            while queue.isEmpty && !finishing { pthread_cond_wait(&changed, &mutex) }
+            while queue.isEmpty && !finishing {
+                writerWaits = true
+                pthread_cond_wait(&changed, &mutex)
+                writerWaits = false
+            }
             if queue.isEmpty { break }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
+            swap(&batch, &queue)
+            let lines = queuedLines
+            queuedLines = 0
             writing = true
             pthread_mutex_unlock(&mutex)
-            var writtenLines = 0, writtenBytes = 0
-            while writtenLines < batch.count, writeAll(batch[writtenLines]) {
-                writtenBytes += batch[writtenLines].count
-                writtenLines += 1
-            }
+            let written = writeAll(batch)
             pthread_mutex_lock(&mutex)
             writing = false
-            queuedBytes -= writtenBytes
-            if writtenLines < batch.count {
+            queuedBytes -= written
+            if written < batch.count {
                 // EPIPE or another error: nobody will read what is left.
+                // The lines lost are those not written whole.
                 broken = true
-                dropped += batch.count - writtenLines + queue.count
+                let unwrittenLines = batch[written...].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                dropped += min(lines, unwrittenLines) + queuedLines
                 queue.removeAll()
+                queuedLines = 0
                 queuedBytes = 0
             }
+            // A burst's buffer is not kept: the loop's next lines start small.
+            if batch.capacity > 1 << 20 { batch = [] } else { batch.removeAll(keepingCapacity: true) }
             pthread_cond_broadcast(&changed)
             if broken { break }
         }
         pthread_mutex_unlock(&mutex)
     }
 
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
+    /// Writes `bytes` until done or failed; returns how many went out.
+    private func writeAll(_ bytes: [UInt8]) -> Int {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return false
+                return offset
             }
             offset += count
         }
-        return true
+        return offset
     }
 }

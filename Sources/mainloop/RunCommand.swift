@@ -106,7 +106,7 @@ struct RunCommand: ParsableCommand {
         let loop = try MainRunLoop()
         // Observations go through a bounded queue and a writer thread: the
         // loop never waits for whoever reads stdout (or does not).
-        let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes)
+        let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes, wakingFrom: loop)
         let overflowLog = RateLimitedLog(logger: logger, loop: loop)
         let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
             guard !output.write(line: JSONValue.object(observation).jsonText) else { return }

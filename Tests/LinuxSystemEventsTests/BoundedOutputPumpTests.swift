@@ -55,4 +55,39 @@ import Testing
         close(fds[0])  // the writer thread now fails with EPIPE and ends
         close(fds[1])
     }
+
+    /// Lines the loop writes wake the writer once per turn: they all arrive
+    /// once the loop has run, and lines written after its shutdown too.
+    @Test func linesWrittenOnTheLoopArriveOnceTheLoopRuns() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let loop = try MainRunLoop(deterministic: true)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
+        var received: [UInt8] = []
+        func readAvailable(until lines: Int) -> Bool {
+            eventually {
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+                while poll(&poller, 1, 0) > 0 {
+                    let count = read(fds[0], &buffer, buffer.count)
+                    guard count > 0 else { break }
+                    received += buffer[0..<count]
+                }
+                return received.filter { $0 == UInt8(ascii: "\n") }.count == lines
+            }
+        }
+        for index in 0..<100 { pump.write(line: "turn 1 line \(index)") }
+        try loop.runUntilIdle()
+        #expect(readAvailable(until: 100))
+        for index in 0..<100 { pump.write(line: "turn 2 line \(index)") }
+        try loop.runUntilIdle()
+        #expect(readAvailable(until: 200))
+        try loop.shutdown()
+        pump.write(line: "after shutdown")
+        #expect(readAvailable(until: 201))
+        #expect(pump.finish(within: .seconds(5)) == 0)
+        close(fds[1])
+        #expect(String(decoding: received, as: UTF8.self).hasSuffix("turn 2 line 99\nafter shutdown\n"))
+    }
 }
