@@ -111,8 +111,21 @@ private struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
+        // Most strings (keys, names) have no escape: decode them in one
+        // step from the bytes, as the loop below would (malformed UTF-8 is
+        // repaired the same way), without building them scalar by scalar.
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
         var scalars = String.UnicodeScalarView()
-        var run: [UInt8] = []
+        var run = Array(bytes[start..<index])
         func flush(_ run: inout [UInt8], into scalars: inout String.UnicodeScalarView) {
             if !run.isEmpty { scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars); run.removeAll() }
         }

@@ -2,6 +2,28 @@ import MainLoopJSON
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct JSONTests {
+    /// Strings without escapes take a one-step path, strings with them the
+    /// scalar loop: both give the same strings and the same errors.
+    @Test func stringsWithAndWithoutEscapesParseAlike() throws {
+        #expect(try JSONValue.parse(#""""#) == .string(""))
+        #expect(try JSONValue.parse(#""plain ascii""#) == .string("plain ascii"))
+        #expect(try JSONValue.parse("\"héllo wörld 😀\"") == .string("héllo wörld 😀"))
+        #expect(try JSONValue.parse(#""ünïcode then \n escape""#) == .string("ünïcode then \n escape"))
+        #expect(try JSONValue.parse(#""\u00e9 first""#) == .string("é first"))
+        #expect(try JSONValue.parse(#"{"key":"value","k2":"a\"b"}"#) == .object(["key": "value", "k2": "a\"b"]))
+        func failure(_ text: String) -> String? {
+            do {
+                _ = try JSONValue.parse(text)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(failure(#""no end "#) == "line 1, column 9: unterminated string")
+        #expect(failure("\"ab\u{01}\"") == "line 1, column 4: control character in string")
+        #expect(failure(#""a\nb"#) == "line 1, column 6: unterminated string")
+    }
+
     @Test func parsesAndPrintsEveryValueType() throws {
         let text = #"{"a":null,"b":true,"c":-12.5,"d":"x\"y\\z\n\u00e9\ud83d\ude00","e":[1,2e3,{}],"f":{"g":[]}}"#
         let value = try JSONValue.parse(text)
