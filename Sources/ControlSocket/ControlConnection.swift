@@ -107,19 +107,28 @@ final class ControlConnection {
             guard line.count <= maxLineBytes else { return rejectOversize() }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let server else { return close(reason: nil) }
+            // Before the first request of a batch of several: if the client
+            // has gone (closed with requests unread), the lines it left are
+            // not handled at all. The batch's replies are queued and go out
+            // in one send (the caller flushes once), so the client is woken
+            // once per batch, not once more for an early first reply. A lone
+            // request needs no check: it costs one reply either way.
+            if output.isEmpty, !input.isEmpty, peerHasClosed() { return close(reason: nil) }
             lastActivity = loop.now
-            let wasIdle = output.isEmpty
             enqueue(server.respond(to: line))
-            // The first reply of a batch is sent at once: if the client has
-            // gone, the send says so and the lines behind it are not handled
-            // (a client that writes thousands of requests and leaves costs
-            // one). The rest of the batch is queued and goes out in one send
-            // (the caller flushes once).
-            if wasIdle { flush() }
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, !input.contains(UInt8(ascii: "\n")) {
             rejectOversize()
         }
+    }
+
+    /// Whether the client closed its socket: `poll` reports POLLHUP for
+    /// a Unix stream socket whose peer closed both directions, even with
+    /// its requests still buffered here (a client that only shut down its
+    /// sending side still reads, and still gets its replies).
+    private func peerHasClosed() -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        return poll(&poller, 1, 0) > 0 && poller.revents & Int16(POLLHUP | POLLERR) != 0
     }
 
     private func scheduleTurn() {
