@@ -1,8 +1,15 @@
 /// A JSON object that remembers key insertion order but compares as a set of
 /// key/value pairs. Setting an existing key keeps its position.
 public struct JSONObject: Hashable, Sendable, Sequence {
-    private var keys: [String] = []
-    private var values: [String: JSONValue] = [:]
+    /// The pairs, in insertion order: what printing and iteration walk,
+    /// with no hashing.
+    private var entries: [(key: String, value: JSONValue)] = []
+    /// Key → position in `entries`, kept once the object has more than
+    /// `indexedFrom` keys. A smaller object (a reply, a request) is
+    /// searched linearly: comparing a few short keys costs less than
+    /// hashing them.
+    private var index: [String: Int]?
+    private static let indexedFrom = 12
 
     /// An empty object.
     public init() {}
@@ -10,50 +17,86 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// An object from pairs, in order; a repeated key keeps its first position
     /// and its last value.
     public init(_ pairs: [(String, JSONValue)]) {
+        entries.reserveCapacity(pairs.count)
         for (key, value) in pairs { self[key] = value }
+    }
+
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        return entries.firstIndex { $0.key == key }
+    }
+
+    private mutating func rebuildIndex() {
+        guard entries.count > Self.indexedFrom else { return index = nil }
+        var built = [String: Int](minimumCapacity: entries.count)
+        for (position, entry) in entries.enumerated() { built[entry.key] = position }
+        index = built
     }
 
     /// The value for `key`, or nil when absent. Assigning nil removes the key.
     public subscript(key: String) -> JSONValue? {
-        get { values[key] }
+        get { position(of: key).map { entries[$0].value } }
         set {
             if let newValue {
-                if values.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if values.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+                if let position = position(of: key) {
+                    entries[position].value = newValue
+                } else {
+                    entries.append((key, newValue))
+                    if index != nil {
+                        index![key] = entries.count - 1
+                    } else if entries.count > Self.indexedFrom {
+                        rebuildIndex()
+                    }
+                }
+            } else if let position = position(of: key) {
+                entries.remove(at: position)
+                // The positions after it moved (O(n), as removing from an
+                // ordered key list always was).
+                if index != nil { rebuildIndex() }
             }
         }
     }
 
     /// The keys in insertion order.
-    public var orderedKeys: [String] { keys }
+    public var orderedKeys: [String] { entries.map(\.key) }
     /// How many keys.
-    public var count: Int { keys.count }
+    public var count: Int { entries.count }
     /// Whether there are no keys.
-    public var isEmpty: Bool { keys.isEmpty }
+    public var isEmpty: Bool { entries.isEmpty }
 
-    /// Iterates (key, value) in insertion order.
-    public func makeIterator() -> AnyIterator<(key: String, value: JSONValue)> {
-        var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
-            defer { index += 1 }
-            return (keys[index], values[keys[index]]!)
+    /// Walks the pairs in insertion order.
+    public struct Iterator: IteratorProtocol {
+        private let entries: [(key: String, value: JSONValue)]
+        private var position = 0
+
+        init(_ entries: [(key: String, value: JSONValue)]) { self.entries = entries }
+
+        /// The next pair, or nil after the last.
+        public mutating func next() -> (key: String, value: JSONValue)? {
+            guard position < entries.count else { return nil }
+            defer { position += 1 }
+            return entries[position]
         }
     }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.values == rhs.values }
+    /// Iterates (key, value) in insertion order.
+    public func makeIterator() -> Iterator { Iterator(entries) }
+
+    /// Equal when both hold the same pairs, in any order.
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.count == rhs.count && lhs.entries.allSatisfy { rhs[$0.key] == $0.value }
+    }
 
     /// Order-insensitive, like equality: the sum of each pair's own hash.
     public func hash(into hasher: inout Hasher) {
         var sum = 0
-        for (key, value) in values {
+        for (key, value) in entries {
             var pair = Hasher()
             pair.combine(key)
             pair.combine(value)
             sum &+= pair.finalize()
         }
-        hasher.combine(values.count)
+        hasher.combine(entries.count)
         hasher.combine(sum)
     }
 }

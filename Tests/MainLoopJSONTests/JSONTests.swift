@@ -2,6 +2,31 @@ import MainLoopJSON
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct JSONTests {
+    /// Small objects are searched linearly and large ones through an index:
+    /// both keep insertion order, first positions and last values, remove
+    /// keys, and compare as sets of pairs whatever their order or size.
+    @Test func objectsSmallAndLargeBehaveAlike() throws {
+        for size in [0, 1, 5, 12, 13, 40, 1_000] {
+            var object = JSONObject()
+            for key in (0..<size).reversed() { object["k\(key)"] = .number(Double(key)) }
+            object["k0"] = .string("last")  // a repeated key keeps its first position
+            #expect(object.count == size || (size == 0 && object.count == 1))
+            #expect(object.orderedKeys == (size == 0 ? ["k0"] : (0..<size).reversed().map { "k\($0)" }))
+            #expect(object["k0"] == .string("last"))
+            if size > 1 {
+                object["k1"] = nil
+                #expect(object["k1"] == nil && object.count == size - 1)
+                #expect(!object.orderedKeys.contains("k1"))
+                #expect(object[object.orderedKeys.last!] == .string("last"))
+            }
+            var reversed = JSONObject()
+            for (key, value) in object.map({ ($0.key, $0.value) }).reversed() { reversed[key] = value }
+            #expect(reversed == object && reversed.hashValue == object.hashValue)
+            reversed["extra"] = .null
+            #expect(reversed != object)
+        }
+    }
+
     /// Strings without escapes take a one-step path, strings with them the
     /// scalar loop: both give the same strings and the same errors.
     @Test func stringsWithAndWithoutEscapesParseAlike() throws {
