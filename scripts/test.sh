@@ -64,8 +64,9 @@ bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
 
 echo "== MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
 bounded 15m bash scripts/nio-tests.sh
-echo "== the same under ThreadSanitizer"
-bounded 15m bash scripts/nio-tests.sh --sanitize=thread --scratch-path NIOTests/.build-tsan
+echo "== the same under ThreadSanitizer (one known false positive of Swift's continuations suppressed: NIOTests/tsan-suppressions.txt)"
+TSAN_OPTIONS="suppressions=$PWD/NIOTests/tsan-suppressions.txt" \
+  bounded 15m bash scripts/nio-tests.sh --sanitize=thread --scratch-path NIOTests/.build-tsan
 
 echo "== the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
 swift build --package-path Examples
