@@ -3,6 +3,9 @@
 # `{"query":"state"}` round trips at 1x1, 1x16 and 8x16 (clients x depth)
 # and pipelined events that each change something, against `mainloop run`
 # (release build) and a C libevent line server answering the same reply.
+# Then issue 21's goals, each checked in every round (ratios are taken within
+# a round, side by side): 1x1 >= 0.7x the floor, 1x16 >= 0.33x the floor,
+# 8x16 p99 <= 1 ms, events >= 250 k/s.
 #   bash Benchmarks/socket/run.sh [ROUNDS] [SECONDS] [MAINLOOP]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -29,4 +32,30 @@ for round in $(seq "$rounds"); do
     echo "floor    $("$work/client" "$work/floor.sock" $shape "$seconds")"
   done
   echo "mainloop events $("$work/client" "$work/ml.sock" 1 16 "$seconds" $'{"system":{"orientation":"faceUp"}}\n' $'{"system":{"orientation":"portrait"}}\n')"
-done
+done | tee "$work/results"
+/usr/bin/python3 - "$work/results" <<'PY'
+import re, sys
+rounds, current = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("== round"):
+        current = {}
+        rounds.append(current)
+        continue
+    match = re.match(r"(mainloop|floor)\s+(events )?(\d+) x (\d+): (\d+) req/s, p50 ([\d.]+) us, p99 ([\d.]+) us", line)
+    if match and current is not None:
+        who, events, clients, depth, rate, p50, p99 = match.groups()
+        current[(who, bool(events), clients + "x" + depth)] = (float(rate), float(p99))
+goals = [
+    ("state 1x1 >= 0.7x the floor", lambda r: r[("mainloop", False, "1x1")][0] / r[("floor", False, "1x1")][0], 0.7, "x"),
+    ("state 1x16 >= 0.33x the floor", lambda r: r[("mainloop", False, "1x16")][0] / r[("floor", False, "1x16")][0], 0.33, "x"),
+    ("state 8x16 p99 <= 1000 us", lambda r: r[("mainloop", False, "8x16")][1], 1000, " us"),
+    ("events 1x16 >= 250000/s", lambda r: r[("mainloop", True, "1x16")][0], 250000, "/s"),
+]
+print("\n| goal | per round | met in |")
+print("|---|---|---|")
+for title, measure, limit, unit in goals:
+    values = [measure(r) for r in rounds if len(r) == 7]
+    at_most = "<=" in title
+    met = sum(1 for v in values if (v <= limit if at_most else v >= limit))
+    print(f"| {title} | {', '.join(f'{v:.2f}{unit}' if unit == 'x' else f'{v:.0f}{unit}' for v in values)} | {met} of {len(values)} |")
+PY
