@@ -61,15 +61,19 @@ extension JSONValue {
                 case 0x0D: output.append(contentsOf: #"\r"#.utf8)
                 case 0x09: output.append(contentsOf: #"\t"#.utf8)
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
                     output.append(contentsOf: #"\u00"#.utf8)
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
+                    output.append(hexDigit(byte >> 4))
+                    output.append(hexDigit(byte & 0x0F))
                 }
                 runStart = index + 1
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The lowercase hex digit of `nibble` (0...15), without building a table.
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

@@ -19,8 +19,6 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// The lines waiting, newline-terminated, in one buffer: appending
     /// copies bytes, with no allocation per line once it has grown.
     private var queue: [UInt8] = []
-    /// How many lines `queue` holds.
-    private var queuedLines = 0
     /// Bytes not yet written: `queue` plus what the writer is writing.
     private var queuedBytes = 0
     private var writing = false
@@ -78,7 +76,6 @@ public final class BoundedOutputPump: @unchecked Sendable {
             return false
         }
         queuedBytes += count
-        queuedLines += 1
         queue.append(contentsOf: line.utf8)
         queue.append(UInt8(ascii: "\n"))
         if writerWaits, !wakePosted { wakeWriter() }
@@ -160,8 +157,6 @@ public final class BoundedOutputPump: @unchecked Sendable {
             }
             if queue.isEmpty { break }
             swap(&batch, &queue)
-            let lines = queuedLines
-            queuedLines = 0
             writing = true
             pthread_mutex_unlock(&mutex)
             let written = writeAll(batch)
@@ -170,12 +165,12 @@ public final class BoundedOutputPump: @unchecked Sendable {
             queuedBytes -= written
             if written < batch.count {
                 // EPIPE or another error: nobody will read what is left.
-                // The lines lost are those not written whole.
+                // The lines lost are those not written whole: every
+                // newline not written, here and in what queued meanwhile.
                 broken = true
-                let unwrittenLines = batch[written...].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-                dropped += min(lines, unwrittenLines) + queuedLines
+                let newline = UInt8(ascii: "\n")
+                dropped += batch[written...].count(where: { $0 == newline }) + queue.count(where: { $0 == newline })
                 queue.removeAll()
-                queuedLines = 0
                 queuedBytes = 0
             }
             // A burst's buffer is not kept: the loop's next lines start small.

@@ -90,4 +90,18 @@ import Testing
         close(fds[1])
         #expect(String(decoding: received, as: UTF8.self).hasSuffix("turn 2 line 99\nafter shutdown\n"))
     }
+
+    /// A reader that went away: every line not written is counted as
+    /// dropped, whether the writer had taken it or it was still queued.
+    @Test func linesLostToAClosedReaderAreCounted() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        close(fds[0])
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20)
+        for index in 0..<3 { pump.write(line: "line \(index)") }
+        #expect(eventually { pump.droppedLines == 3 })
+        #expect(!pump.write(line: "after the reader left"))
+        #expect(pump.droppedLines == 4)
+        close(fds[1])
+    }
 }

@@ -56,6 +56,7 @@ import Testing
         #expect(value.objectValue?["d"]?.stringValue == "x\"y\\z\né😀")
         #expect(try JSONValue.parse(value.jsonText) == value, "printing round-trips")
         #expect(JSONValue.number(27).jsonText == "27")
+        #expect(JSONValue.string("\u{01}a\u{1F}").jsonText == #""\u0001a\u001f""#)
         #expect(JSONValue.number(0.4).jsonText == "0.4")
     }
 
