@@ -124,15 +124,22 @@ import Testing
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[1]) }
-        try h.perform(.launch)
-        _ = try h.app.addFileDescriptor(fds[0], interest: .read) { _ in }
-        try h.perform(.home)
+        // A descriptor number far above the ones in use: the suites run in
+        // parallel in this process, and a low number closed here could be
+        // handed to another test's new descriptor before the resume (then
+        // epoll accepts it and nothing fails).
+        let readEnd = fcntl(fds[0], F_DUPFD, 900)
         close(fds[0])
+        #expect(readEnd >= 900)
+        try h.perform(.launch)
+        _ = try h.app.addFileDescriptor(readEnd, interest: .read) { _ in }
+        try h.perform(.home)
+        close(readEnd)
         _ = h.take()
         try h.perform(.foreground)
         let failures = h.take().filter { $0.hasPrefix("appSourceFailed") }
         #expect(failures.count == 1, "\(failures)")
-        #expect(failures.first?.hasPrefix("appSourceFailed \(fds[0]) ") == true && failures.first?.contains("Bad file descriptor") == true,
+        #expect(failures.first?.hasPrefix("appSourceFailed \(readEnd) ") == true && failures.first?.contains("Bad file descriptor") == true,
                 "\(failures)")
     }
 
