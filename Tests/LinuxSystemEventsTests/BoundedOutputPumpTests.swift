@@ -18,7 +18,14 @@ import Testing
         }
         let received = Received()
         let readEnd = fds[0]
+        // The read end is closed only after the reader has seen EOF and
+        // left: the suites run in parallel, and a reader still calling
+        // read() on a closed number would read whatever descriptor another
+        // test is given that number next (once it drained the pipe of
+        // anUnreadDescriptorNeverBlocksTheWriter, which then failed).
+        let readerDone = DispatchSemaphore(value: 0)
         let reader = Thread {
+            defer { readerDone.signal() }
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = read(readEnd, &buffer, buffer.count)
@@ -34,6 +41,7 @@ import Testing
         let lines = String(decoding: received.bytes, as: UTF8.self).split(separator: "\n")
         #expect(lines.first == "line 0" && lines.last == "line 9999")
         #expect(pump.droppedLines == 0)
+        #expect(readerDone.wait(timeout: .now() + 10) == .success, "the reader saw EOF")
         close(fds[0])
     }
 
@@ -53,6 +61,9 @@ import Testing
         #expect(pump.finish(within: .milliseconds(200)) > 0, "some bytes could not be written")
         #expect(Date().timeIntervalSince(finishing) < 2)
         close(fds[0])  // the writer thread now fails with EPIPE and ends
+        // Only then is the write end closed: a writer still writing could
+        // otherwise write to whatever a parallel test opens next with its number.
+        #expect(eventually { pump.pendingBytes == 0 }, "the writer gave up on the closed reader")
         close(fds[1])
     }
 
