@@ -42,8 +42,23 @@ struct Target {
             Target(title: "fd readiness dispatch ≤ 1.1× raw libevent",
                    row: "MainLoop fd readiness dispatch, 1 ready of 1000",
                    baseline: "raw libevent fd readiness dispatch, 1 ready of 1000", limit: 1.1, atLeast: false),
-        ] + nio
+        ] + nio + wake
     }
+
+    /// Issue 21, item 5: a post wakes a sleeping loop about as fast as the
+    /// C floor, and an actor on the loop is no slower to call than one on
+    /// SwiftNIO's loop.
+    static let wake: [Target] = WakeLatency.Placement.allCases.flatMap { placement in
+        [WakeLatency.Poster.execute, .typed].map { poster in
+            Target(title: "wake p50, \(placement.rawValue), \(poster == .execute ? "loop.execute" : "typed post") ≤ 1.1× C",
+                   row: WakeLatency.name(poster, placement), baseline: WakeLatency.name(.libevent, placement),
+                   limit: 1.1, atLeast: false)
+        }
+    } + [
+        Target(title: "actor call on loop.executor ≤ 1× an actor on a SwiftNIO loop",
+               row: "MainLoop actor on loop.executor, call from a global task",
+               baseline: "SwiftNIO actor on EventLoop.executor, call from a global task", limit: 1, atLeast: false),
+    ]
 
     /// Issue 22: MainLoopNIO no slower than SwiftNIO's own loops.
     static let nio: [Target] = [

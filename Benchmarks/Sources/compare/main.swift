@@ -67,7 +67,7 @@ let loopThread = try LoopThread.start()
 let mainLoopEventLoop = loopThread.loop.eventLoop
 let typedName = "MainLoop in-loop post→run, typed channel"
 let referenceName = "raw libevent event_active→callback (evthread_use_pthreads)"
-let contenders: [Contender] = [
+let contenders: [Contender] = ([
     Contender(name: "raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) },
     Contender(name: typedName) { try MainLoopContenders.inLoopTyped(events: million) },
     Contender(name: "MainLoop in-loop post→run, closure per post") { try MainLoopContenders.inLoopClosure(events: million) },
@@ -133,13 +133,21 @@ let contenders: [Contender] = [
         ActorContenders.nioActor(calls: million / 16, group: group)
     },
     Contender(name: "Swift default actor, call from a global task") { ActorContenders.defaultActor(calls: million / 16) },
+] + WakeLatency.Placement.allCases.flatMap { placement in
+    WakeLatency.Poster.allCases.map { poster in
+        Contender(name: WakeLatency.name(poster, placement)) { try WakeLatency.measure(poster, placement) }
+    } + WakeLatency.Poster.allCases.map { poster in
+        // The p99 of the samples the p50 row just took (no run of its own).
+        Contender(name: WakeLatency.name(poster, placement, "p99")) { WakeLatency.p99(of: WakeLatency.name(poster, placement)) }
+    }
+} + [
     Contender(name: "Dispatch serial queue async, cross-thread") { PeerContenders.dispatchSerial(events: million / 4) },
     Contender(name: "Foundation NotificationCenter.post, 1 observer") { PeerContenders.notificationCenterPost(events: million / 4) },
     Contender(name: "Foundation NotificationQueue.enqueue, coalescing") {
         PeerContenders.notificationQueueCoalescing(events: million / 16)
     },
     Contender(name: "Foundation RunLoop.perform") { PeerContenders.runLoopPerform(events: million / 16) },
-].filter { only == nil || $0.name.contains(only!) || $0.name == typedName }
+]).filter { only == nil || $0.name.contains(only!) || $0.name == typedName }
 
 var samples: [String: [Double]] = [:]
 for round in 1...rounds {

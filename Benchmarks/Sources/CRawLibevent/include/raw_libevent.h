@@ -33,4 +33,20 @@ double raw_libevent_fd_dispatch_ns(int fds, long rounds);
 
 /// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), which Swift's Glibc module lacks.
 int benchmark_eventfd(void);
+/// Cross-thread wake latency, the floor: a libevent loop thread asleep on an
+/// eventfd; `samples` times the calling thread waits `gap_us` µs (so the
+/// loop is back in epoll_wait), stamps CLOCK_MONOTONIC and writes the
+/// eventfd; the callback reads it and stores now − stamp (ns) in
+/// `latencies[i]`. Returns 0, or -1 when a sample was lost.
+/// The poster runs on CPU 0 and the loop thread on CPU `loop_cpu` (see
+/// `benchmark_pin_current_thread`); the poster yields while it waits, so a
+/// loop thread on its CPU can run.
+int raw_libevent_wake_latencies(long samples, int gap_us, int loop_cpu, double *latencies);
+/// Pins the calling thread to `cpu` (modulo the CPUs online), or lets it run
+/// on every CPU again when `cpu` is negative. The wake benchmarks pin the
+/// poster and the loop thread to different CPUs: left to the scheduler, a
+/// wake-up sometimes moved the loop thread onto the poster's CPU, where it
+/// waited for the spinning poster (a 4 µs scheduling delay that measured
+/// the placement, not the loop). Returns pthread_setaffinity_np's status.
+int benchmark_pin_current_thread(int cpu);
 #endif

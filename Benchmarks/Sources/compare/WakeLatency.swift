@@ -1,0 +1,136 @@
+import CRawLibevent
+import Dispatch
+import Foundation
+import Glibc
+import MainLoop
+import Synchronization
+
+/// Issue 21, item 5: how long a post from another thread takes to run on a
+/// loop that sleeps in epoll_wait, against the floor of the same wake in C
+/// (an eventfd written to a libevent loop thread). Each sample waits
+/// `gapMicroseconds` first, so the loop is asleep when the post comes, then
+/// stamps the monotonic clock and posts; the loop's callback takes its own
+/// stamp. A contender's value is the median (p50) of its samples in ns; the
+/// p99 of the same samples is kept for its own row (`p99(of:)`).
+///
+/// Both sides pin the poster to CPU 0 and the loop thread to a given CPU:
+/// another (the loop thread wakes from idle) or the poster's own (the
+/// poster yields while it waits, as a thread that blocks would). Left to
+/// the scheduler, the placement changed from run to run and was what got
+/// measured.
+enum WakeLatency {
+    /// Where the loop thread runs.
+    enum Placement: String, CaseIterable {
+        case otherCPU = "loop on another CPU"
+        case sameCPU = "loop on the poster's CPU"
+
+        var loopCPU: Int32 { self == .otherCPU ? 1 : 0 }
+    }
+
+    /// What posts.
+    enum Poster: String, CaseIterable {
+        case libevent = "C, eventfd write → libevent callback"
+        case execute = "MainLoop loop.execute from another thread"
+        case typed = "MainLoop typed channel post from another thread"
+    }
+
+    /// The row of `poster` at `placement`, for `percentile` ("p50" or "p99").
+    static func name(_ poster: Poster, _ placement: Placement, _ percentile: String = "p50") -> String {
+        "wake of a sleeping loop \(percentile), \(placement.rawValue): \(poster.rawValue)"
+    }
+
+    static let samples = 2_000
+    static let gapMicroseconds: Int32 = 60
+
+    /// The last run's p99 per row, for the p99 rows that follow it.
+    nonisolated(unsafe) private static var lastP99: [String: Double] = [:]
+
+    /// The p99 of the samples that `name`'s row took last.
+    static func p99(of name: String) -> Double { lastP99[name] ?? .nan }
+
+    /// Runs `poster` at `placement` once; the p50 in ns.
+    static func measure(_ poster: Poster, _ placement: Placement) throws -> Double {
+        let latencies: [Double]
+        switch poster {
+        case .libevent:
+            var floor = [Double](repeating: 0, count: samples)
+            precondition(raw_libevent_wake_latencies(samples, gapMicroseconds, placement.loopCPU, &floor) == 0,
+                         "a wake was lost")
+            latencies = floor
+        case .execute:
+            let thread = try loopThread(pinnedTo: placement.loopCPU)
+            let probe = Probe()
+            try probe.send { try thread.loop.execute { probe.arrived() } }
+            try thread.stopAndJoin()
+            latencies = probe.latencies
+        case .typed:
+            let thread = try loopThread(pinnedTo: placement.loopCPU)
+            let probe = Probe()
+            let channel = try onLoop(thread) { () throws(MainLoopError) in
+                try thread.loop.makeChannel(of: Int.self) { _ in probe.arrived() }
+            }
+            try probe.send { try channel.post(0) }
+            try thread.stopAndJoin()
+            latencies = probe.latencies
+        }
+        let sorted = latencies.sorted()
+        lastP99[name(poster, placement)] = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        return sorted[sorted.count / 2]
+    }
+
+    /// Shared between the posting thread and the loop thread: the stamp of
+    /// the post in flight, whether it ran, and the latencies recorded.
+    private final class Probe: @unchecked Sendable {
+        let sentAt = Atomic<UInt64>(0)
+        let delivered = Atomic<Bool>(false)
+        var latencies: [Double] = []
+
+        init() { latencies.reserveCapacity(WakeLatency.samples) }
+
+        /// On the loop thread: records the latency of the post in flight.
+        func arrived() {
+            latencies.append(Double(monotonicNanoseconds() &- sentAt.load(ordering: .acquiring)))
+            delivered.store(true, ordering: .releasing)
+        }
+
+        /// On CPU 0: waits the gap, stamps, posts, and yields until the
+        /// post ran, `samples` times.
+        func send(_ post: () throws -> Void) rethrows {
+            benchmark_pin_current_thread(0)
+            defer { benchmark_pin_current_thread(-1) }
+            for _ in 0..<WakeLatency.samples {
+                usleep(UInt32(WakeLatency.gapMicroseconds))
+                delivered.store(false, ordering: .relaxed)
+                sentAt.store(monotonicNanoseconds(), ordering: .releasing)
+                try post()
+                while !delivered.load(ordering: .acquiring) { sched_yield() }
+            }
+        }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+
+    /// A loop running on a thread of its own, pinned to `cpu`.
+    private static func loopThread(pinnedTo cpu: Int32) throws -> LoopThread {
+        let thread = try LoopThread.start()
+        _ = try onLoop(thread) { () throws(MainLoopError) in benchmark_pin_current_thread(cpu) }
+        return thread
+    }
+
+    /// Runs `body` on `thread`'s loop and waits for its result.
+    private static func onLoop<Result>(_ thread: LoopThread, _ body: @escaping @Sendable () throws(MainLoopError) -> Result)
+        throws -> Result {
+        nonisolated(unsafe) var outcome: Swift.Result<Result, MainLoopError>?
+        let done = DispatchSemaphore(value: 0)
+        try thread.loop.execute {
+            outcome = Swift.Result { () throws(MainLoopError) in try body() }
+            done.signal()
+        }
+        done.wait()
+        return try outcome!.get()
+    }
+}
