@@ -15,8 +15,12 @@ import Glibc
 /// ``withLock(_:)``, under the mutex.
 public final class LockedValue<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Guarded by `mutex`.
-    @usableFromInline var value: Value
+    /// Guarded by `mutex`, which already makes every access exclusive (a
+    /// nested `withLock` deadlocks rather than overlapping), so Swift's
+    /// dynamic exclusivity check is skipped: it cost each `withLock` a
+    /// `swift_beginAccess` (about 150 instructions with its thread-local
+    /// access set), 12% of an fd dispatch through `runOnce`.
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
     /// A lock around `value`.
     public init(_ value: Value) {

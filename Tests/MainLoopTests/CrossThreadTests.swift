@@ -84,6 +84,35 @@ import Testing
         timer.cancel()
     }
 
+    /// The run state is one atomic word that `runOnce` changes twice per
+    /// call while `stop()` may change it from another thread at any moment:
+    /// a stop that lands during a `runOnce` must be neither lost nor taken
+    /// by it, so the next `run()` returns at once, every time.
+    @Test func aStopRacingRunOnceIsKeptForTheNextRun() throws {
+        let loop = try MainRunLoop()
+        for _ in 0..<200 {
+            let stopped = Atomic<Bool>(false)
+            let stopper = TestThread {
+                loop.stop()
+                stopped.store(true, ordering: .releasing)
+            }
+            while !stopped.load(ordering: .acquiring) {
+                try loop.executeInLoop {}
+                try loop.runOnce()
+            }
+            stopper.join()
+            var timedOut = false
+            let guardTimer = loop.scheduleTimer(after: .seconds(5)) {
+                timedOut = true
+                loop.stop()
+            }
+            try loop.run()  // returns at once: the stop is still pending
+            guardTimer.cancel()
+            #expect(!timedOut, "a stop sent during runOnce was lost")
+            if timedOut { break }
+        }
+    }
+
     @Test func loopThreadRunsAndJoins() throws {
         let thread = try LoopThread.start()
         let ran = Atomic<Bool>(false)
