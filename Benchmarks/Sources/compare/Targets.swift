@@ -44,8 +44,18 @@ struct Target {
             Target(title: "fd readiness dispatch ≤ 1.05× raw libevent",
                    row: "MainLoop fd readiness dispatch, 1 ready of 1000",
                    baseline: "raw libevent fd readiness dispatch, 1 ready of 1000", limit: 1.05, atLeast: false),
-        ] + nio + wake
+        ] + nio + wake + scaling
     }
+
+    /// Issue 21, item 4: the large end flat, 10^3 to 10^6 subjects.
+    static let scaling: [Target] = [
+        Target(title: "held keyed flat: 1000000 subjects ≤ 1.2× 1000 subjects",
+               row: "MainLoop held coalesce, keyed, 1000000 subjects",
+               baseline: "MainLoop held coalesce, keyed, 1000 subjects", limit: 1.2, atLeast: false),
+        Target(title: "resume flush flat: 1000000 subjects ≤ 1.2× 1000 subjects (per notification)",
+               row: "MainLoop resume flush, 1000000 held subjects (per notification)",
+               baseline: "MainLoop resume flush, 1000 held subjects (per notification)", limit: 1.2, atLeast: false),
+    ]
 
     /// Issue 21, item 5: a post wakes a sleeping loop about as fast as the
     /// C floor, and an actor on the loop is no slower to call than one on

@@ -88,8 +88,17 @@ let contenders: [Contender] = ([
     Contender(name: "MainLoop held coalesce, keyed, 100000 subjects") {
         try MainLoopContenders.heldKeyed(events: million, subjects: 100_000)
     },
+    Contender(name: "MainLoop held coalesce, keyed, 1000000 subjects") {
+        try MainLoopContenders.heldKeyed(events: million, subjects: 1_000_000)
+    },
+    Contender(name: "MainLoop resume flush, 1000 held subjects (per notification)") {
+        try MainLoopContenders.resumeFlush(subjects: 1000, resumes: 64)
+    },
     Contender(name: "MainLoop resume flush, 100000 held subjects (per notification)") {
         try MainLoopContenders.resumeFlush(subjects: 100_000)
+    },
+    Contender(name: "MainLoop resume flush, 1000000 held subjects (per notification)") {
+        try MainLoopContenders.resumeFlush(subjects: 1_000_000, resumes: 2)
     },
     Contender(name: "MainLoop timer schedule+cancel, 10000 pending") {
         try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: million / 4)
