@@ -8,7 +8,7 @@ import PackageDescription
 //   MainLoop           -> CLibevent, CLinux   serial run loop, no lifecycle knowledge
 //   MainLoopJSON                              small JSON value (exact numbers), parser, printer, Decodable
 //   SystemNotifications -> MainLoopJSON       pure coalescing engine: kinds, rules, plain-data events, CoalescingTable
-//   AppLifecycle       -> MainLoop, SystemNotifications   pure state machine + Application (ordered inbox,
+//   AppLifecycle       -> MainLoop, SystemNotifications (CLinux: malloc_trim)   pure state machine + Application (ordered inbox,
 //                                                          per-run state, notification center) on the loop
 //   EngineWire         -> AppLifecycle        the request vocabulary, the observation recorder, query replies
 //   ScenarioReplay     -> EngineWire, FileSupport          scenario replay on the deterministic loop
@@ -71,7 +71,7 @@ let package = Package(
         ),
         .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux"]),
         .target(name: "MainLoopJSON"),
-        .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON"]),
+        .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "CLinux"]),
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),
         .target(name: "EngineWire", dependencies: ["AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
         .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "FileSupport"]),

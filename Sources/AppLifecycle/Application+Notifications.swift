@@ -1,3 +1,4 @@
+import CLinux
 import MainLoop
 import MainLoopJSON
 import SystemNotifications
@@ -31,7 +32,27 @@ extension Application {
         // until this busy section ends.
         let count = table.flush()
         for index in 0..<count where state.runsAppCode { deliver(table.flushedNotification(index)) }
-        table.finishFlush()
+        if table.finishFlush() {
+            // A burst of subjects came and went: its storage is given back
+            // once no new burst has come for a while (each flush like this
+            // one pushes the deadline back), so a burst that recurs does not
+            // regrow the storage every time.
+            storageTimer.schedule(after: Self.storageGiveBackDelay)
+        }
+    }
+
+    /// How long after a flush that left the subject storage mostly free
+    /// the storage is given back.
+    static var storageGiveBackDelay: Duration { .seconds(5) }
+
+    /// Gives the storage of a burst of subjects back (``storageTimer``):
+    /// the table compacts and shrinks it, then glibc is asked to return
+    /// the freed pages, since a million small blocks (names, details) stay
+    /// resident in its heap until trimmed (measured with `compare
+    /// --probe-flush-memory 1000000`: 207 MiB kept, 22 MiB after the trim,
+    /// against 20 MiB at launch).
+    func giveBackEngineStorage() {
+        if table.giveBackStorage() { _ = CLinux_malloc_trim() }
     }
 
     /// Carries out what recording an event decided: a live change reaches

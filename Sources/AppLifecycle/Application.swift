@@ -83,6 +83,9 @@ public final class Application {
     private(set) var backgroundLimitTimer: LoopTimer!
     /// Fires the keep-alive (its schedule belongs to the run's handler).
     private(set) var keepAliveTimer: LoopTimer!
+    /// Gives a burst of subjects' storage back, a while after the flush
+    /// that freed it (see `giveBackEngineStorage()`).
+    private(set) var storageTimer: LoopTimer!
 
     // Local notifications: the system's, so they survive the app (SPEC §5).
     var localNotifications: [ScheduledLocalNotification] = []
@@ -117,6 +120,7 @@ public final class Application {
         expirationTimer = loop.makeTimer { [weak self] in self?.runExpirationHandlers() }
         backgroundLimitTimer = loop.makeTimer { [weak self] in self?.backgroundTimeLimitReached() }
         keepAliveTimer = loop.makeTimer { [weak self] in self?.keepAliveFired() }
+        storageTimer = loop.makeTimer { [weak self] in self?.giveBackEngineStorage() }
         inbox = try loop.makeChannel(of: InboxEntry.self, priority: .system) { [weak self] entry in
             self?.applyQueued(entry)
         }
@@ -126,7 +130,7 @@ public final class Application {
         // The loop owns the timers and the inbox; their handlers hold this
         // application weakly, so they are harmless, but their resources are
         // freed on the loop's thread (a hop when released elsewhere).
-        let resources = LoopBound(handingOver: LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer]
+        let resources = LoopBound(handingOver: LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer, storageTimer]
                                                               + localNotifications.compactMap(\.timer),
                                                             run: currentRun, inbox: inbox,
                                                             heldMainQueue: holdsMainQueue ? loop : nil),

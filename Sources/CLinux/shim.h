@@ -9,6 +9,7 @@
 // only gives Swift a typed name. (CLibevent wraps libevent alone.)
 
 #include <linux/netlink.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
@@ -116,5 +117,8 @@ static inline int CLinux_uevent_socket(unsigned groups) {
     }
     return fd;
 }
+
+/// Hands the heap's free pages back to the kernel (glibc's malloc_trim(0)).
+static inline int CLinux_malloc_trim(void) { return malloc_trim(0); }
 
 #endif

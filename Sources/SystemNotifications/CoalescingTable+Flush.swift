@@ -126,12 +126,22 @@ extension CoalescingTable {
     }
 
     /// Ends a flush once its notifications are delivered: subjects back at
-    /// their default are freed, the flush's side storage is cleared.
-    public mutating func finishFlush() {
+    /// their default are freed and the flush's side storage is cleared,
+    /// its capacity kept for the next flush (a warm flush allocates
+    /// nothing).
+    /// - Returns: whether a burst left storage behind that
+    ///   ``giveBackStorage()`` would give back: the subject store is mostly
+    ///   free, or a list the flush emptied has room for more than 4,096
+    ///   entries. Owners call it a little later rather than at once, so that
+    ///   bursts that come back again and again do not regrow storage each
+    ///   time.
+    @discardableResult
+    public mutating func finishFlush() -> Bool {
         for subject in flushedSubjects { releaseSubjectIfIdle(subject) }
         flushedSubjects.removeAll(keepingCapacity: true)
         flushedValues.removeAll(keepingCapacity: true)
         flushEntries.removeAll()
+        return burstLeftStorage
     }
 
     /// A whole flush as notifications (for users of the table on its own).

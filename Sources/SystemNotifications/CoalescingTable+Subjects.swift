@@ -20,6 +20,55 @@ extension CoalescingTable {
         subjectRecords.free(position, placeholder: SubjectRecord(name: "", slot: -1, value: .null, isLive: false))
     }
 
+    /// The most entries a list the flush empties keeps room for once a
+    /// burst's storage is given back.
+    static var keptBurstCapacity: Int { 4096 }
+
+    /// Whether most of a large subject store is free (at least 1,024
+    /// positions, more than half of them free).
+    var subjectStorageIsSparse: Bool {
+        subjectRecords.capacity >= 1024 && subjectRecords.freeCount > subjectRecords.capacity / 2
+    }
+
+    /// Whether a burst left storage that ``giveBackStorage()`` would give
+    /// back (see ``finishFlush()``).
+    var burstLeftStorage: Bool {
+        subjectStorageIsSparse || heldOrder.capacity > Self.keptBurstCapacity
+            || flushedSubjects.capacity > Self.keptBurstCapacity || flushEntries.storageCapacity > Self.keptBurstCapacity
+            || subjects.contains { $0.heldKeys.capacity > Self.keptBurstCapacity }
+    }
+
+    /// Gives back the storage a burst of subjects left behind, when nothing
+    /// is held (a held entry names a subject by its index):
+    /// - the flush's lists keep room for at most 4,096 entries;
+    /// - a mostly free subject store is compacted (subjects nothing outside
+    ///   the table refers to move down into freed positions; a pinned
+    ///   subject, whose index a prepared event holds, stays where it is)
+    ///   and shrunk, and each kind's name index is rebuilt at its size.
+    /// O(n log n) in the subject positions, once per burst.
+    /// - Returns: whether storage was given back (the caller may then
+    ///   return the freed memory to the kernel, e.g. with `malloc_trim`).
+    @discardableResult
+    public mutating func giveBackStorage() -> Bool {
+        guard burstLeftStorage, heldSlots == 0, heldOrder.isEmpty, flushEntries.count == 0 else { return false }
+        let kept = Self.keptBurstCapacity
+        if heldOrder.capacity > kept { heldOrder = [] }
+        if flushedSubjects.capacity > kept { flushedSubjects = [] }
+        if flushedValues.capacity > kept { flushedValues = [] }
+        flushEntries.shrinkIfSparse()
+        for slot in subjects.indices where subjects[slot].heldKeys.capacity > kept { subjects[slot].heldKeys = [] }
+        guard subjectStorageIsSparse else { return true }
+        var renamed: [(slot: Int, name: String, index: Int32)] = []
+        subjectRecords.compact(isFree: { !$0.isLive }, canMove: { !$0.isPinned }) { record, index in
+            renamed.append((Int(record.slot), record.name, Int32(index)))
+        }
+        for (slot, name, index) in renamed { subjects[slot].indexByName[name] = index }
+        for slot in subjects.indices where subjects[slot].indexByName.capacity > 4 * max(subjects[slot].indexByName.count, 256) {
+            subjects[slot].indexByName = Dictionary(uniqueKeysWithValues: subjects[slot].indexByName.map { ($0.key, $0.value) })
+        }
+        return true
+    }
+
     /// Frees every symbol nothing refers to any more.
     mutating func sweepSymbols() {
         var live = symbols.pinnedMarks()
@@ -39,5 +88,31 @@ extension CoalescingTable {
             mark(subjectRecords[index].held)
         }
         symbols.sweep(keeping: live)
+    }
+
+    /// How much storage the table keeps for subjects and bursts (tests).
+    struct StorageFootprint: CustomStringConvertible {
+        /// Subject positions, live or free.
+        let subjectPositions: Int
+        /// Subject records the storage has room for.
+        let subjectStorage: Int
+        /// The largest name index's capacity.
+        let nameIndexCapacity: Int
+        /// The held list's capacity.
+        let heldListCapacity: Int
+        /// Flush entries the storage has room for.
+        let flushEntryStorage: Int
+
+        var description: String {
+            "positions \(subjectPositions), records \(subjectStorage), names \(nameIndexCapacity), "
+                + "held list \(heldListCapacity), flush entries \(flushEntryStorage)"
+        }
+    }
+
+    /// The storage kept now (tests).
+    var storage: StorageFootprint {
+        StorageFootprint(subjectPositions: subjectRecords.capacity, subjectStorage: subjectRecords.storageCapacity,
+                         nameIndexCapacity: subjects.map(\.indexByName.capacity).max() ?? 0,
+                         heldListCapacity: heldOrder.capacity, flushEntryStorage: flushEntries.storageCapacity)
     }
 }

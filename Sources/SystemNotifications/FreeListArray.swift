@@ -26,6 +26,39 @@ struct FreeListArray<Element>: ~Copyable {
     /// How many positions exist (live or free).
     var capacity: Int { elements.count }
 
+    /// How many positions are free.
+    var freeCount: Int { freeIndices.count }
+
+    /// How many elements the storage has room for.
+    var storageCapacity: Int { elements.storageCapacity }
+
+    /// Gives back what a burst of elements, now freed, left behind: free
+    /// positions at the end are dropped, then the last element, while
+    /// `canMove` allows it, moves into the lowest free position (`moved`
+    /// tells the owner its new index, so it can update what refers to it),
+    /// until the free positions are all at the end or the last element
+    /// cannot move; then the storage shrinks if it is mostly empty. An
+    /// element that cannot move (something outside the owner holds its
+    /// index) keeps its index and everything before it stays. O(n log n).
+    mutating func compact(isFree: (Element) -> Bool, canMove: (Element) -> Bool, moved: (Element, Int) -> Void) {
+        var free = freeIndices.sorted()
+        var next = 0
+        func dropTrailingFree() {
+            while elements.count > 0, isFree(elements[elements.count - 1]) { _ = elements.removeLast() }
+        }
+        dropTrailingFree()
+        while next < free.count, free[next] < elements.count - 1, canMove(elements[elements.count - 1]) {
+            let target = free[next]
+            next += 1
+            elements[target] = elements.removeLast()
+            moved(elements[target], target)
+            dropTrailingFree()
+        }
+        let count = elements.count
+        freeIndices = free[next...].filter { $0 < count }  // a new array, sized to what is left
+        elements.shrinkIfSparse()
+    }
+
     /// Read and modified in place: reading one field of an element does
     /// not copy (and retain) the whole element.
     subscript(index: Int) -> Element {

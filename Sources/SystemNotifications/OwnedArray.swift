@@ -44,6 +44,29 @@ struct OwnedArray<Element>: ~Copyable {
         count = 0
     }
 
+    /// Removes and returns the last element.
+    mutating func removeLast() -> Element {
+        precondition(count > 0, "removeLast of an empty OwnedArray")
+        count -= 1
+        return (base + count).move()
+    }
+
+    /// Gives back storage a burst left behind: when the elements fill less
+    /// than a quarter of it (and it holds more than 1,024), it is cut down
+    /// to twice the elements, so the next growth is still amortised.
+    mutating func shrinkIfSparse() {
+        guard capacity > 1024, count < capacity / 4 else { return }
+        let kept = max(8, count * 2)
+        let smaller = UnsafeMutablePointer<Element>.allocate(capacity: kept)
+        smaller.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = smaller
+        capacity = kept
+    }
+
+    /// The elements the storage has room for.
+    var storageCapacity: Int { capacity }
+
     /// Removes the elements that match, keeping the others in order.
     mutating func removeAll(where shouldRemove: (Element) -> Bool) {
         var kept = 0

@@ -170,7 +170,7 @@ import Testing
 }
 
 /// `AppWorkGate`: other code run as the app's (MainLoopNIO's gated EventLoop).
-@Suite(.timeLimit(.minutes(1))) struct AppWorkGateTests {
+@Suite(.timeLimit(.minutes(2))) struct AppWorkGateTests {
     @Test func runsNowDefersWhileSuspendedAndDropsWhenNotRunning() throws {
         let h = try Harness()
         let gate = AppWorkGate(h.app)

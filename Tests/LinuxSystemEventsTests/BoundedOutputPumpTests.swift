@@ -50,6 +50,17 @@ import Testing
     @Test func anUnreadDescriptorNeverBlocksTheWriter() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
+        // Both ends far above the numbers in use (but below the 900+ of
+        // AppWorkTests): this test needs its pipe unread and open for its
+        // whole length, and with every suite running in parallel in this
+        // process a stale read or close of a low, reused number elsewhere
+        // reached it twice in CI (finish then found nothing left to write).
+        for end in 0..<2 {
+            let high = fcntl(fds[end], F_DUPFD_CLOEXEC, 800)
+            #expect(high >= 800)
+            close(fds[end])
+            fds[end] = high
+        }
         let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 4096)
         let start = Date()
         var accepted = 0

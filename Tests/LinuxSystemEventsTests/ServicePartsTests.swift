@@ -6,7 +6,7 @@ import Testing
 
 /// The service parts attached to an application of the test's own (issue 18),
 /// on a real loop thread and a real socket.
-@Suite(.timeLimit(.minutes(1))) struct ServicePartsTests {
+@Suite(.timeLimit(.minutes(2))) struct ServicePartsTests {
     /// Holds loop-bound objects between the test and its loop thread (they
     /// are touched only on the loop thread).
     final class Held: @unchecked Sendable {

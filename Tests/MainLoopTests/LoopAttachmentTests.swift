@@ -3,7 +3,7 @@ import Testing
 
 /// A library's per-loop state: made once, kept with the loop, told once of
 /// its shutdown (what MainLoopNIO keeps its EventLoop views in).
-@Suite("Loop attachments", .timeLimit(.minutes(1)))
+@Suite("Loop attachments", .timeLimit(.minutes(2)))
 struct LoopAttachmentTests {
     final class Probe: LoopAttachment, @unchecked Sendable {
         // Why @unchecked: the count is reached only under the lock.

@@ -54,4 +54,40 @@ import Testing
         #expect(list[first] == "c")
         #expect(list.capacity == 2)
     }
+
+    /// Issue 21, item 4: a burst of 100,000 subjects held, flushed, then
+    /// all back at their defaults left the storage of the burst behind for
+    /// good (subject records, name index, held list, flush entries). Once
+    /// they are freed it is given back; a pinned subject keeps its index,
+    /// and a subject still live moves down with its name index following.
+    @Test func aBurstOfSubjectsGivesItsStorageBackOnceFreed() throws {
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = 200_000
+        var table = CoalescingTable(limits: limits)
+        let pinned = try table.prepare(.accessory(id: "pinned", connected: true), pinned: true)
+        let burst = 100_000
+        for round in 0..<2 {
+            for index in 0..<burst { _ = try table.record(.accessory(id: "a\(index)", connected: true), mode: .holding) }
+            #expect(table.flushNotifications().count == burst)
+            #expect(table.storage.subjectPositions > burst, "round \(round): the burst is stored")
+            // All but the last one go back to their default.
+            for index in 0..<(burst - 1) { _ = try table.record(.accessory(id: "a\(index)", connected: false), mode: .holding) }
+            #expect(table.flushNotifications().count == burst - 1)
+            #expect(table.storage.subjectPositions == burst + 1, "kept until given back")
+            let gaveBack = table.giveBackStorage(), gaveBackAgain = table.giveBackStorage()
+            #expect(gaveBack)
+            #expect(!gaveBackAgain, "nothing left to give back")
+            let storage = table.storage
+            #expect(storage.subjectPositions <= 4, "round \(round): \(storage)")
+            #expect(storage.subjectStorage <= 1024 && storage.nameIndexCapacity <= 1024
+                    && storage.heldListCapacity <= 4096 && storage.flushEntryStorage <= 4096, "round \(round): \(storage)")
+            #expect(try table.subjectCount(of: .accessory) == 2, "the pinned one and the last of the burst, still connected")
+            #expect(try table.currentValue(of: .accessory, subject: "a\(burst - 1)") == true)
+            // The moved subject is still found by name and changes in place.
+            _ = try table.record(.accessory(id: "a\(burst - 1)", connected: false), mode: .holding)
+            #expect(table.flushNotifications().map { "\($0)" } == [#"accessoryDidDisconnect {"accessory":"a\#(burst - 1)"}"#])
+            #expect(try table.subjectCount(of: .accessory) == 1, "the pinned one")
+        }
+        #expect(try table.record(pinned, mode: .live).effect == .live, "the pinned subject's prepared event still works")
+    }
 }

@@ -228,4 +228,45 @@ extension MainLoopContenders {
             }
         }
     }
+
+    /// Resident memory (MiB, from /proc/self/statm) around holding and
+    /// flushing `subjects` accessory subjects, three times: printed at each
+    /// stage, with the time of the flush that brings every subject back to
+    /// its default, and 5.2 s later, once the application gave the burst's
+    /// storage back (`--probe-flush-memory 1000000`).
+    static func flushMemory(subjects: Int) throws {
+        func resident() -> Double {
+            let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+            return fields.count > 1 ? Double(fields[1])! * 4096 / 1_048_576 : -1
+        }
+        let loop = try MainRunLoop()
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
+        let application = try Application(loop: loop, limits: limits)
+        let center = application.notifications
+        let counter = Counter()
+        try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
+        try application.perform(.launch)
+        print(String(format: "launched: %.1f MiB", resident()))
+        for round in 0..<3 {
+            try application.perform(.home)
+            for index in 0..<subjects { try center.post(.accessory(id: "accessory-\(index)", connected: true)) }
+            try loop.runUntilIdle()
+            print(String(format: "round %d, %d subjects held: %.1f MiB", round, subjects, resident()))
+            try application.perform(.foreground)
+            try loop.runUntilIdle()
+            print(String(format: "round %d, after the flush: %.1f MiB", round, resident()))
+            try application.perform(.home)
+            for index in 0..<subjects { try center.post(.accessory(id: "accessory-\(index)", connected: false)) }
+            let start = nowNanoseconds()
+            try application.perform(.foreground)
+            let flush = (nowNanoseconds() - start) / 1e6
+            try loop.runUntilIdle()
+            print(String(format: "round %d, every subject back at its default and flushed (%.0f ms): %.1f MiB", round, flush, resident()))
+            loop.scheduleTimer(after: .milliseconds(5_200)) { loop.stop() }  // the give-back comes 5 s after
+            try loop.run()
+            print(String(format: "round %d, 5.2 s later: %.1f MiB", round, resident()))
+
+        }
+    }
 }

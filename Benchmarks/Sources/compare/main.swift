@@ -49,6 +49,7 @@ let probes: [String: (Int) throws -> Void] = [
     "flush": { _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: $0) },
     "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
     "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
+    "flush-memory": { try MainLoopContenders.flushMemory(subjects: $0) },
 ]
 for (name, probe) in probes {
     if let index = arguments.firstIndex(of: "--probe-\(name)"), let count = Int(arguments[index + 1]) {
