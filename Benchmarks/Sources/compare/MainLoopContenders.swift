@@ -188,19 +188,26 @@ extension MainLoopContenders {
         }
     }
 
+    /// A launched application that keeps up to `subjects` accessories, with
+    /// one accessory observer counting what it is told.
+    private static func launchedAccessoryApp(subjects: Int) throws -> (MainRunLoop, Application, Counter) {
+        let loop = try MainRunLoop()
+        var limits = CoalescingLimits()
+        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
+        let application = try Application(loop: loop, limits: limits)
+        let counter = Counter()
+        try application.notifications.addObserver(for: .accessory) { _ in counter.value &+= 1 }
+        try application.perform(.launch)
+        return (loop, application, counter)
+    }
+
     /// A resume flush of `subjects` held accessory subjects to 1 observer,
     /// in steady state (one application, suspended and resumed again and
     /// again, every subject changing each time): nanoseconds per delivered
     /// notification; only the foreground is timed.
     static func resumeFlush(subjects: Int, resumes: Int = 4) throws -> Double {
-        let loop = try MainRunLoop()
-        var limits = CoalescingLimits()
-        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
-        let application = try Application(loop: loop, limits: limits)
+        let (_, application, counter) = try launchedAccessoryApp(subjects: subjects)
         let center = application.notifications
-        let counter = Counter()
-        try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
-        try application.perform(.launch)
         let connect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: true)) }
         let disconnect = try (0..<subjects).map { try center.prepare(.accessory(id: "accessory-\($0)", connected: false)) }
         var elapsed = 0.0
@@ -239,14 +246,8 @@ extension MainLoopContenders {
             let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
             return fields.count > 1 ? Double(fields[1])! * 4096 / 1_048_576 : -1
         }
-        let loop = try MainRunLoop()
-        var limits = CoalescingLimits()
-        limits.maxSubjectsPerKind = max(limits.maxSubjectsPerKind, subjects)
-        let application = try Application(loop: loop, limits: limits)
+        let (loop, application, _) = try launchedAccessoryApp(subjects: subjects)
         let center = application.notifications
-        let counter = Counter()
-        try center.addObserver(for: .accessory) { _ in counter.value &+= 1 }
-        try application.perform(.launch)
         print(String(format: "launched: %.1f MiB", resident()))
         for round in 0..<3 {
             try application.perform(.home)
