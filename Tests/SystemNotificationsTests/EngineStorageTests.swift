@@ -55,6 +55,23 @@ import Testing
         #expect(list.capacity == 2)
     }
 
+    /// `compact` moves movable elements from the end into the lowest free
+    /// positions, stops at one that cannot move, and keeps the free list
+    /// right (later inserts reuse exactly the positions still free).
+    @Test func freeListCompactsAroundAnElementThatCannotMove() {
+        var list = FreeListArray<String>()
+        for name in ["a", "b", "c", "d", "e", "f", "g", "h"] { _ = list.insert(name) }
+        for index in [1, 2, 6] { list.free(index, placeholder: "") }  // a _ _ d e f _ h
+        var moves: [String] = []
+        list.compact(isFree: { $0.isEmpty }, canMove: { $0 != "f" }) { moves.append("\($0)→\($1)") }
+        // h moves to 1; then f is last and cannot move: 2 stays free.
+        #expect(moves == ["h→1"])
+        #expect(list.capacity == 6 && list.freeCount == 1)
+        #expect((0..<6).map { list[$0] } == ["a", "h", "", "d", "e", "f"])
+        #expect(list.insert("x") == 2, "the one free position left is reused")
+        #expect(list.insert("y") == 6)
+    }
+
     /// Issue 21, item 4: a burst of 100,000 subjects held, flushed, then
     /// all back at their defaults left the storage of the burst behind for
     /// good (subject records, name index, held list, flush entries). Once
