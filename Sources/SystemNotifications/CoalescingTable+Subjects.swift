@@ -50,7 +50,7 @@ extension CoalescingTable {
     ///   return the freed memory to the kernel, e.g. with `malloc_trim`).
     @discardableResult
     public mutating func giveBackStorage() -> Bool {
-        guard burstLeftStorage, heldSlots == 0, heldOrder.isEmpty, flushEntries.count == 0 else { return false }
+        guard burstLeftStorage, heldSlots == 0, flushEntries.count == 0 else { return false }
         let kept = Self.keptBurstCapacity
         if heldOrder.capacity > kept { heldOrder = [] }
         if flushedSubjects.capacity > kept { flushedSubjects = [] }

@@ -41,7 +41,7 @@ struct FreeListArray<Element>: ~Copyable {
     /// element that cannot move (something outside the owner holds its
     /// index) keeps its index and everything before it stays. O(n log n).
     mutating func compact(isFree: (Element) -> Bool, canMove: (Element) -> Bool, moved: (Element, Int) -> Void) {
-        var free = freeIndices.sorted()
+        let free = freeIndices.sorted()
         var next = 0
         func dropTrailingFree() {
             while elements.count > 0, isFree(elements[elements.count - 1]) { _ = elements.removeLast() }

@@ -267,7 +267,6 @@ extension MainLoopContenders {
             loop.scheduleTimer(after: .milliseconds(5_200)) { loop.stop() }  // the give-back comes 5 s after
             try loop.run()
             print(String(format: "round %d, 5.2 s later: %.1f MiB", round, resident()))
-
         }
     }
 }

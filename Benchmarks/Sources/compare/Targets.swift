@@ -17,7 +17,8 @@ struct Target {
     /// True when the ratio must be at least `limit` (a peer that must be slower).
     let atLeast: Bool
 
-    /// The targets of issue 10, by the rows' names.
+    /// Every target (issue 10's, as issue 21 tightened them, then issue 21's
+    /// and issue 22's), by the rows' names.
     static func all(typed: String) -> [Target] {
         let live = "MainLoop live notification, 1 observer", held = "MainLoop held coalesce while suspended"
         return [

@@ -89,7 +89,7 @@ enum WakeLatency {
 
         /// On the loop thread: records the latency of the post in flight.
         func arrived() {
-            latencies.append(Double(monotonicNanoseconds() &- sentAt.load(ordering: .acquiring)))
+            latencies.append(nowNanoseconds() - Double(sentAt.load(ordering: .acquiring)))
             delivered.store(true, ordering: .releasing)
         }
 
@@ -101,17 +101,11 @@ enum WakeLatency {
             for _ in 0..<WakeLatency.samples {
                 usleep(UInt32(WakeLatency.gapMicroseconds))
                 delivered.store(false, ordering: .relaxed)
-                sentAt.store(monotonicNanoseconds(), ordering: .releasing)
+                sentAt.store(UInt64(nowNanoseconds()), ordering: .releasing)  // exact: under 2^53 ns
                 try post()
                 while !delivered.load(ordering: .acquiring) { sched_yield() }
             }
         }
-    }
-
-    private static func monotonicNanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
     /// A loop running on a thread of its own, pinned to `cpu`.
