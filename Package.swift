@@ -17,7 +17,7 @@ import PackageDescription
 //   ControlSocket      -> MainLoop, MainLoopJSON, FileSupport, ServiceLogging
 //                                             the Unix-socket transport of JSON lines; knows nothing of the lifecycle
 //   LinuxSystemEvents  -> SystemNotifications, FileSupport, ServiceLogging   the real sources (time, locale, defaults)
-//   CSystemd                                  system library over Debian's libsystemd-dev (sd-bus)
+//   CSystemd                                  sd-bus, libsystemd opened on first use (headers: libsystemd-dev)
 //   SystemBus          -> MainLoop, SystemNotifications, CSystemd   a D-Bus client on the loop; the UPower,
 //                                             iio-sensor-proxy and logind sources
 //   ServiceKit         -> all of the above    the parts of a Linux service, each attachable to any Application
@@ -27,7 +27,7 @@ import PackageDescription
 //   MainLoopMetrics    -> ServiceKit, CoreMetrics              loop, center and socket metrics (opt-in)
 //   MainLoopServiceLifecycle -> ServiceKit, ServiceLifecycle   a ServiceGroup service (opt-in)
 //   MainLoopNIO        -> MainLoop, AppLifecycle, NIOCore   every loop (and app) as a SwiftNIO EventLoop (opt-in)
-//   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus, ArgumentParser
+//   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus (its own command-line parser)
 //
 // Products: MainLoop (the loop alone), MainLoopKit (everything a service
 // needs), ScenarioReplay (conformance checks), and the three opt-in
@@ -47,7 +47,6 @@ let package = Package(
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -64,11 +63,9 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        // sd-bus's headers (Debian's libsystemd-dev); libsystemd itself is
+        // opened when the D-Bus sources start, never linked.
+        .target(name: "CSystemd"),
         .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux"]),
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "CLinux"]),
@@ -124,7 +121,6 @@ let package = Package(
                 "MainLoopKit",
                 "MainLoopMetrics",
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -8,8 +8,9 @@
 #      ThreadSanitizer;
 #   3. the examples in Examples/, built and run: the heartbeat service, the
 #      NIO bridge, and the template service under systemd-socket-activate driven by
-#      `mainloop ctl`; then every Swift snippet of the README and the DocC
-#      guides, compiled;
+#      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
+#      run through the tool's own tests; then every Swift snippet of the README
+#      and the DocC guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
 #   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
@@ -90,6 +91,14 @@ EXPECTED
 
 echo "== the template service under systemd-socket-activate, driven by mainloop ctl"
 bounded 2m bash scripts/check-template-service.sh
+
+echo "== the binary to deploy (scripts/build-static.sh: one static executable), judged by the tool's own tests"
+# Every test that runs the tool, against the static binary, except the
+# umockdev one: umockdev works by LD_PRELOAD, which a static binary does not
+# honour (the device source itself is the same code the debug build runs).
+static_tool=$(bounded 15m bash scripts/build-static.sh)
+MAINLOOP_TOOL="$static_tool" bounded 10m swift test --skip-build \
+  --filter 'CommandLineTests|CLIMessageTests|SystemBusServiceTests|EndToEndTests|SystemdIntegrationTests|ControlSocketTests|HostileClientTests|MetricsExportTests'
 
 echo "== the documentation's code compiles (README and DocC snippets, Swift 6 mode, warnings are errors)"
 bounded 10m bash scripts/check-doc-snippets.sh

@@ -36,7 +36,7 @@ public final class LoopMetrics {
                 onHang: @escaping @Sendable (LoopHang) -> Void = { _ in }) {
         self.loop = loop
         let dispatched = LoopPriority.allCases.map {
-            Counter(label: "mainloop_loop_dispatched_total", dimensions: [("priority", "\($0)")])
+            Counter(label: "mainloop_loop_dispatched_total", dimensions: [("priority", $0.description)])
         }
         let durations = LoopSourceKind.allCases.map {
             CoreMetrics.Timer(label: "mainloop_loop_callback_duration_seconds", dimensions: [("kind", $0.description)])

@@ -11,6 +11,10 @@ public enum DBusError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
     /// The connection is closed (the bus went away, or it was closed).
     case disconnected
+    /// libsystemd (sd-bus) could not be loaded: not installed, or without
+    /// a function MainLoop calls. It is opened when the first connection
+    /// is made, never at start-up.
+    case libraryUnavailable(String)
 
     public var description: String {
         switch self {
@@ -18,6 +22,7 @@ public enum DBusError: Error, Equatable, Sendable, CustomStringConvertible {
         case .system(let operation, let code): return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         case .malformed(let problem): return "malformed reply: \(problem)"
         case .disconnected: return "the bus connection is closed"
+        case .libraryUnavailable(let problem): return "sd-bus is unavailable: \(problem)"
         }
     }
 }

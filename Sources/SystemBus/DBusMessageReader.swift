@@ -20,7 +20,7 @@ enum DBusMessageReader {
         guard depth < maxDepth else { throw .malformed("a message nested deeper than \(maxDepth) levels") }
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
-        let peeked = sd_bus_message_peek_type(message, &type, &contents)
+        let peeked = CSystemd_sd_bus_message_peek_type(message, &type, &contents)
         guard peeked > 0 else {
             if peeked < 0 { throw .system(operation: "reading a message", errno: -peeked) }
             return nil
@@ -29,10 +29,10 @@ enum DBusMessageReader {
         switch code {
         case UInt8(ascii: "a"), UInt8(ascii: "r"), UInt8(ascii: "v"), UInt8(ascii: "e"):
             let signature = contents.map { String(cString: $0) } ?? ""
-            let entered = sd_bus_message_enter_container(message, type, contents)
+            let entered = CSystemd_sd_bus_message_enter_container(message, type, contents)
             guard entered > 0 else { throw .system(operation: "entering a container", errno: -entered) }
             let inner = try readAll(message, depth: depth + 1)
-            let exited = sd_bus_message_exit_container(message)
+            let exited = CSystemd_sd_bus_message_exit_container(message)
             guard exited >= 0 else { throw .system(operation: "leaving a container", errno: -exited) }
             switch code {
             case UInt8(ascii: "a"):
@@ -56,7 +56,7 @@ enum DBusMessageReader {
     private static func readBasic(_ message: OpaquePointer, type: CChar) throws(DBusError) -> DBusValue {
         func read<T>(_ initial: T) throws(DBusError) -> T {
             var value = initial
-            let result = withUnsafeMutablePointer(to: &value) { sd_bus_message_read_basic(message, type, $0) }
+            let result = withUnsafeMutablePointer(to: &value) { CSystemd_sd_bus_message_read_basic(message, type, $0) }
             guard result > 0 else { throw .system(operation: "reading a basic value", errno: result < 0 ? -result : 0) }
             return value
         }

@@ -36,36 +36,39 @@ public final class SystemBusConnection {
     /// `unix:path=/run/dbus/system_bus_socket`), or `address` when given,
     /// and starts its handshake on the loop.
     /// - Throws: ``DBusError/system(operation:errno:)`` when there is no bus
-    ///   to connect to (ENOENT, ECONNREFUSED) or it cannot be watched.
+    ///   to connect to (ENOENT, ECONNREFUSED) or it cannot be watched;
+    ///   ``DBusError/libraryUnavailable(_:)`` when libsystemd cannot be
+    ///   loaded (the first connection opens it).
     public init(loop: MainRunLoop, address: String? = nil) throws(DBusError) {
         loop.preconditionInLoop()
+        try SystemdLibrary.load()
         self.loop = loop
         self.address = address ?? ProcessEnvironment.value("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
         var opened: OpaquePointer?
         if let address {
             var made: OpaquePointer?
-            var result = sd_bus_new(&made)
+            var result = CSystemd_sd_bus_new(&made)
             guard result >= 0, let made else { throw .system(operation: "sd_bus_new", errno: -result) }
-            result = sd_bus_set_address(made, address)
-            if result >= 0 { result = sd_bus_set_bus_client(made, 1) }
-            if result >= 0 { result = sd_bus_start(made) }
+            result = CSystemd_sd_bus_set_address(made, address)
+            if result >= 0 { result = CSystemd_sd_bus_set_bus_client(made, 1) }
+            if result >= 0 { result = CSystemd_sd_bus_start(made) }
             guard result >= 0 else {
-                sd_bus_close_unref(made)
+                CSystemd_sd_bus_close_unref(made)
                 throw .system(operation: "connecting to \(address)", errno: -result)
             }
             opened = made
         } else {
-            let result = sd_bus_open_system(&opened)
+            let result = CSystemd_sd_bus_open_system(&opened)
             guard result >= 0, opened != nil else { throw .system(operation: "connecting to the system bus \(self.address)", errno: -result) }
         }
         bus = opened
-        let descriptor = sd_bus_get_fd(opened)
+        let descriptor = CSystemd_sd_bus_get_fd(opened)
         do {
             source = try loop.addFileDescriptor(descriptor, interest: .read, priority: .input, owner: self) { connection, _ in
                 connection.process()
             }
         } catch {
-            sd_bus_close_unref(opened)
+            CSystemd_sd_bus_close_unref(opened)
             bus = nil
             throw .system(operation: "watching the bus descriptor (\(error))", errno: EINVAL)
         }
@@ -80,7 +83,7 @@ public final class SystemBusConnection {
         loop.releaseOnLoop((bus, source, timer)) { resources in
             resources.1?.removeIfNeeded()
             resources.2?.cancel()
-            if let bus = resources.0 { sd_bus_close_unref(bus) }
+            if let bus = resources.0 { CSystemd_sd_bus_close_unref(bus) }
         }
     }
 
@@ -95,9 +98,9 @@ public final class SystemBusConnection {
         loop.preconditionInLoop()
         guard let bus else { return reply(.failure(.disconnected)) }
         var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        var result = CSystemd_sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
         guard result >= 0, let message else { return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result))) }
-        defer { sd_bus_message_unref(message) }
+        defer { CSystemd_sd_bus_message_unref(message) }
         for argument in arguments {
             result = argument.append(to: message)
             guard result >= 0 else { return reply(.failure(.system(operation: "\(interface).\(member) arguments", errno: -result))) }
@@ -105,14 +108,14 @@ public final class SystemBusConnection {
         let box = Unmanaged.passRetained(CallbackBox(reply: reply)).toOpaque()
         var slot: OpaquePointer?
         let microseconds = UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000))
-        result = sd_bus_call_async(bus, &slot, message, replyTrampoline, box, microseconds)
+        result = CSystemd_sd_bus_call_async(bus, &slot, message, replyTrampoline, box, microseconds)
         guard result >= 0, let slot else {
             Unmanaged<CallbackBox>.fromOpaque(box).release()
             return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result)))
         }
         // The bus owns the slot from here on; the box goes with it.
-        sd_bus_slot_set_destroy_callback(slot, releaseBox)
-        sd_bus_slot_set_floating(slot, 1)
+        CSystemd_sd_bus_slot_set_destroy_callback(slot, releaseBox)
+        CSystemd_sd_bus_slot_set_floating(slot, 1)
         updateWatch()
     }
 
@@ -127,12 +130,12 @@ public final class SystemBusConnection {
         guard let bus else { throw .disconnected }
         let box = Unmanaged.passRetained(CallbackBox(signal: handler)).toOpaque()
         var slot: OpaquePointer?
-        let result = sd_bus_add_match_async(bus, &slot, rule, signalTrampoline, nil, box)
+        let result = CSystemd_sd_bus_add_match_async(bus, &slot, rule, signalTrampoline, nil, box)
         guard result >= 0, let slot else {
             Unmanaged<CallbackBox>.fromOpaque(box).release()
             throw .system(operation: "adding the match \(rule)", errno: -result)
         }
-        sd_bus_slot_set_destroy_callback(slot, releaseBox)
+        CSystemd_sd_bus_slot_set_destroy_callback(slot, releaseBox)
         updateWatch()
         return DBusSubscription(slot: slot, loop: loop)
     }
@@ -145,14 +148,14 @@ public final class SystemBusConnection {
         source?.removeIfNeeded()
         timer?.cancel()
         // No flush: a slow or dead daemon must not block the loop.
-        sd_bus_close_unref(closing)
+        CSystemd_sd_bus_close_unref(closing)
     }
 
     /// Processes what the bus has (a bounded batch), then re-arms.
     private func process() {
         guard let bus else { return }
         for _ in 0..<Self.batch {
-            let result = sd_bus_process(bus, nil)
+            let result = CSystemd_sd_bus_process(bus, nil)
             if result < 0 {
                 let error = DBusError.system(operation: "the bus connection to \(address)", errno: -result)
                 close()
@@ -170,7 +173,7 @@ public final class SystemBusConnection {
     /// Sets the descriptor's interest and the timer from sd-bus's wishes.
     private func updateWatch() {
         guard let bus else { return }
-        let events = sd_bus_get_events(bus)
+        let events = CSystemd_sd_bus_get_events(bus)
         if events >= 0 {
             var wanted: Readiness = []
             if events & CSystemd_pollin() != 0 { wanted.insert(.read) }
@@ -185,7 +188,7 @@ public final class SystemBusConnection {
             }
         }
         var deadline: UInt64 = 0
-        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else {
+        guard CSystemd_sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else {
             timer?.cancel()
             return
         }
@@ -211,11 +214,11 @@ public final class DBusSubscription {
         guard let slot else { return }
         let bound = LoopBound(handingOver: slot, to: loop)
         if loop.inLoop {
-            sd_bus_slot_unref(slot)
+            CSystemd_sd_bus_slot_unref(slot)
         } else {
             // A loop that is shut down (execute throws) runs nothing; the
             // connection's close freed the slot with everything else.
-            try? loop.execute { sd_bus_slot_unref(bound.value) }
+            try? loop.execute { CSystemd_sd_bus_slot_unref(bound.value) }
         }
     }
 
@@ -223,7 +226,7 @@ public final class DBusSubscription {
     public func cancel() {
         guard let slot else { return }
         self.slot = nil
-        sd_bus_slot_unref(slot)
+        CSystemd_sd_bus_slot_unref(slot)
     }
 }
 
@@ -238,16 +241,16 @@ public enum DBusArgument: Sendable {
     fileprivate func append(to message: OpaquePointer) -> Int32 {
         switch self {
         case .string(let text):
-            return text.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+            return text.withCString { CSystemd_sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
         case .objectPath(let text):
-            return text.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
+            return text.withCString { CSystemd_sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
         case .bool(let value):
             var flag: Int32 = value ? 1 : 0
-            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &flag)
+            return CSystemd_sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &flag)
         case .uint32(var value):
-            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
+            return CSystemd_sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
         case .int32(var value):
-            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "i")), &value)
+            return CSystemd_sd_bus_message_append_basic(message, CChar(UInt8(ascii: "i")), &value)
         }
     }
 }
@@ -291,7 +294,7 @@ private let replyTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPoi
     message, context, _ in
     guard let message, let context else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
-    if sd_bus_message_is_method_error(message, nil) > 0 {
+    if CSystemd_sd_bus_message_is_method_error(message, nil) > 0 {
         let name = CSystemd_error_name(message).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
         let text = CSystemd_error_message(message).map { String(cString: $0) } ?? ""
         box.deliver(.failure(.remote(name: name, message: text)))
@@ -305,8 +308,8 @@ private let signalTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPo
     message, context, _ in
     guard let message, let context else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
-    let sender = sd_bus_message_get_sender(message).map { String(cString: $0) }
-    let member = sd_bus_message_get_member(message).map { String(cString: $0) }
+    let sender = CSystemd_sd_bus_message_get_sender(message).map { String(cString: $0) }
+    let member = CSystemd_sd_bus_message_get_member(message).map { String(cString: $0) }
     // A signal whose body cannot be read (malformed, too deep) reaches the
     // handler with no values, which every handler ignores: a peer's bad
     // message changes nothing, and there is no caller to report it to.

@@ -1,10 +1,9 @@
 import MainLoopKit
-import ArgumentParser
 
 /// `mainloop ctl`: sends one request to a running service.
-struct CtlCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "ctl",
+struct CtlCommand {
+    static let spec = CommandSpec(
+        name: "ctl",
         abstract: "Send a request to a running service's control socket and print the reply.",
         discussion: """
             REQUEST is raw JSON ('{"lifecycle":"home"}') or a shorthand:
@@ -16,22 +15,29 @@ struct CtlCommand: ParsableCommand {
               mainloop ctl lifecycle home | query state | system KIND VALUE   (explicit forms)
             VALUE is read as JSON when it parses, otherwise as a string. The exit status is \
             non-zero when the reply is an error.
-            """
+            """,
+        options: [
+            .value("socket", "path", "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID)."),
+        ],
+        arguments: "<request> ...",
+        argumentsHelp: "The request: raw JSON or a shorthand (see above)."
     )
 
-    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID).")
-    var socket: String?
+    let socket: String?
+    let request: [String]
 
-    @Argument(help: "The request: raw JSON or a shorthand (see above).")
-    var request: [String]
+    init(_ arguments: ParsedArguments) {
+        socket = arguments.string("socket")
+        request = arguments.arguments
+    }
 
     func run() throws {
         let json: JSONValue
         do {
             json = try CtlRequest.parse(request)
         } catch {
-            // Said plainly: the top-level usage line that a ValidationError
-            // adds only hides what was wrong with the request.
+            // Said plainly: a pointer to the help adds nothing to what was
+            // wrong with the request.
             Output.error("error: \(error.description)")
             throw ExitCode(64)  // EX_USAGE
         }

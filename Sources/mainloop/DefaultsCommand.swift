@@ -1,31 +1,36 @@
 import MainLoopKit
-import ArgumentParser
 
 /// `mainloop defaults`: edits a user-defaults domain from another process,
 /// like macOS's `defaults`. A running service notices the change.
-struct DefaultsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "defaults",
+struct DefaultsCommand {
+    static let spec = CommandSpec(
+        name: "defaults",
         abstract: "Read or edit user defaults: read [KEY] | write KEY VALUE | delete KEY.",
         discussion: """
             VALUE is read as JSON when it parses (14, true, "dark", [1,2]), otherwise as a plain \
             string. Writes are atomic and safe against concurrent writers; a corrupt file is \
             reported and never overwritten.
-            """
+            """,
+        options: [
+            .value("domain", "domain", "Defaults domain (file under $XDG_CONFIG_HOME/mainloop/).", default: "mainloop"),
+            .value("file", "path", "Defaults file (instead of a domain)."),
+        ],
+        arguments: "read [KEY] | write KEY VALUE | delete KEY",
+        argumentsHelp: "What to do."
     )
 
-    @Option(help: "Defaults domain (file under $XDG_CONFIG_HOME/mainloop/).")
-    var domain: String?
-    @Option(help: "Defaults file (instead of a domain).")
-    var file: String?
-    @Argument(help: "read [KEY] | write KEY VALUE | delete KEY")
-    var words: [String]
+    let domain: String?
+    let file: String?
+    let words: [String]
 
-    func validate() throws {
-        if domain != nil && file != nil { throw ValidationError("use either --domain or --file, not both") }
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        domain = arguments.string("domain")
+        file = arguments.string("file")
+        words = arguments.arguments
+        if domain != nil && file != nil { throw UsageError("use either --domain or --file, not both") }
         switch (words.first, words.count) {
         case ("read", 1), ("read", 2), ("write", 3), ("delete", 2): return
-        default: throw ValidationError("expected: read [KEY] | write KEY VALUE | delete KEY")
+        default: throw UsageError("expected: read [KEY] | write KEY VALUE | delete KEY")
         }
     }
 

@@ -1,5 +1,4 @@
 import MainLoopKit
-import ArgumentParser
 import Dispatch
 import Glibc
 
@@ -8,19 +7,18 @@ import Glibc
 /// system events of many kinds arrive (over the control socket, through real
 /// file changes and through the user-defaults store as another process would
 /// write them), and on resume each kind arrives once, merged.
-struct DemoCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "demo",
-        abstract: "Run a real service, suspend it, send it events, resume it, and show the merged result."
+struct DemoCommand {
+    static let spec = CommandSpec(
+        name: "demo",
+        abstract: "Run a real service, suspend it, send it events, resume it, and show the merged result.",
+        options: [.value("pace", "milliseconds", "Pause between steps, in milliseconds (0 or more).", default: "120")]
     )
 
-    /// `.unconditional`: `--pace -5` is a negative number (refused by
-    /// `validate`), not a missing value followed by an option `-5`.
-    @Option(parsing: .unconditional, help: "Pause between steps, in milliseconds (0 or more).")
-    var pace: Int = 120
+    let pace: Int
 
-    func validate() throws {
-        guard pace >= 0 else { throw ValidationError("--pace must be 0 or more, not \(pace)") }
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        pace = try arguments.int("pace", default: 120)
+        guard pace >= 0 else { throw UsageError("--pace must be 0 or more, not \(pace)") }
     }
 
     func run() throws {
@@ -51,7 +49,7 @@ private final class DemoRun {
     init(pace: Int) throws {
         self.pace = pace
         var template = Array("/tmp/mainloop-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("cannot create a temporary directory") }
+        guard let made = mkdtemp(&template) else { throw ToolError("cannot create a temporary directory") }
         directory = String(cString: made)
         socket = directory + "/control.sock"
         defaultsFile = directory + "/com.example.demo.json"
@@ -90,7 +88,7 @@ private final class DemoRun {
             started.signal()
         }
         started.wait()
-        if let message = failure.withLock({ $0 }) { throw ValidationError("the demo service failed to start: \(message)") }
+        if let message = failure.withLock({ $0 }) { throw ToolError("the demo service failed to start: \(message)") }
     }
 
     func play() throws {
@@ -187,13 +185,13 @@ private final class DemoRun {
             done.signal()
         }
         done.wait()
-        if let message = failure.withLock({ $0 }) { throw ValidationError(message) }
+        if let message = failure.withLock({ $0 }) { throw ToolError(message) }
     }
 
     static func copy(_ source: String, to destination: String) throws {
         let bytes: [UInt8]
         do { bytes = try FileContents.bytes(source) } catch {
-            throw ValidationError("\(error) (is tzdata installed?)")
+            throw ToolError("\(error) (is tzdata installed?)")
         }
         try AtomicFile.write(bytes, to: destination, mode: 0o644)
     }

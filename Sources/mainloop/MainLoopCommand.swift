@@ -1,31 +1,86 @@
-import ArgumentParser
 import Glibc
 
 /// The `mainloop` tool: scenario replay, the demo service and its clients.
 @main
-struct MainLoopCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "mainloop",
-        abstract: "An iOS-style main run loop for Linux services, on libevent.",
-        subcommands: [DemoCommand.self, RunCommand.self, CtlCommand.self, DefaultsCommand.self, ReplayCommand.self]
-    )
+enum MainLoopCommand {
+    /// One subcommand: what it accepts and how to run it.
+    struct Subcommand: Sendable {
+        let spec: CommandSpec
+        let run: @Sendable (ParsedArguments) throws -> Void
+    }
 
-    /// ArgumentParser's own entry point, with one difference: every error
-    /// the tool prints starts with `error:` (the parser says `Error:`, the
-    /// commands say `error:`; a script grepping for one missed the other).
-    static func main() {
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch {
-            let code = exitCode(for: error)
-            let message = fullMessage(for: error)
-            if code == .success {
-                if !message.isEmpty { Output.line(message) }  // --help, --version
-            } else if !message.isEmpty {
-                Output.error(message.hasPrefix("Error: ") ? "error: " + message.dropFirst(7) : message)
-            }
-            Glibc.exit(code.rawValue)
+    static let subcommands: [Subcommand] = [
+        Subcommand(spec: DemoCommand.spec) { try DemoCommand($0).run() },
+        Subcommand(spec: RunCommand.spec) { try RunCommand($0).run() },
+        Subcommand(spec: CtlCommand.spec) { try CtlCommand($0).run() },
+        Subcommand(spec: DefaultsCommand.spec) { try DefaultsCommand($0).run() },
+        Subcommand(spec: ReplayCommand.spec) { try ReplayCommand($0).run() },
+    ]
+
+    static var help: String {
+        var text = """
+            OVERVIEW: An iOS-style main run loop for Linux services, on libevent.
+
+            USAGE: mainloop <subcommand> [<options>] [<arguments>]
+
+            SUBCOMMANDS:
+
+            """
+        let width = subcommands.map(\.spec.name.count).max() ?? 0
+        for subcommand in subcommands {
+            let name = subcommand.spec.name
+            text += "  \(name)\(String(repeating: " ", count: width - name.count))   \(subcommand.spec.abstract)\n"
         }
+        text += "\n  See 'mainloop help <subcommand>' or 'mainloop <subcommand> --help' for its options.\n"
+        return text
+    }
+
+    /// Parses the command line and runs the subcommand. Every error the
+    /// tool prints starts with `error:`; a usage mistake exits 64 (EX_USAGE).
+    static func main() {
+        // From argv itself: `CommandLine.arguments` is built in a
+        // `swift_once` the tool would use only here.
+        let words = (1..<Int(CommandLine.argc)).map { String(cString: CommandLine.unsafeArgv[$0]!) }
+        guard let first = words.first else {
+            usage("missing subcommand (\(subcommands.map(\.spec.name).joined(separator: ", "))); see 'mainloop --help'")
+        }
+        if first == "--help" || first == "-h" {
+            Output.line(help)
+            exit(0)
+        }
+        if first == "help" {
+            guard let name = words.dropFirst().first else {
+                Output.line(help)
+                exit(0)
+            }
+            guard let subcommand = subcommand(named: name) else { usage("unknown subcommand '\(name)'; see 'mainloop --help'") }
+            Output.line(subcommand.spec.help)
+            exit(0)
+        }
+        guard let subcommand = subcommand(named: first) else { usage("unknown subcommand '\(first)'; see 'mainloop --help'") }
+        do {
+            let parsed = try ParsedArguments(words.dropFirst(), spec: subcommand.spec)
+            if parsed.helpRequested {
+                Output.line(subcommand.spec.help)
+                exit(0)
+            }
+            try subcommand.run(parsed)
+        } catch let error as UsageError {
+            usage("\(error.description); see 'mainloop \(subcommand.spec.name) --help'")
+        } catch let exit as ExitCode {
+            Glibc.exit(exit.status)
+        } catch {
+            Output.error("error: \(error)")
+            Glibc.exit(1)
+        }
+    }
+
+    private static func subcommand(named name: String) -> Subcommand? {
+        subcommands.first { $0.spec.name == name }
+    }
+
+    private static func usage(_ message: String) -> Never {
+        Output.error("error: \(message)")
+        exit(64)
     }
 }

@@ -1,12 +1,11 @@
-import ArgumentParser
 import ScenarioReplay
 
 /// `mainloop replay [--check] FILE...`: runs SPEC §6 scenarios on the real
 /// main loop (deterministic mode) and prints SPEC §7 observation lines, or
 /// compares them with each file's `expect`.
-struct ReplayCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "replay",
+struct ReplayCommand {
+    static let spec = CommandSpec(
+        name: "replay",
         abstract: "Replay lifecycle/coalescing scenarios and print one JSON observation per line.",
         discussion: """
             Without --check, prints each scenario's observations (SPEC §7) to stdout, one JSON \
@@ -14,14 +13,20 @@ struct ReplayCommand: ParsableCommand {
             one line per file and a final "N passed, N failed" line; the exit status is non-zero \
             if any file fails. A malformed file is reported with its step index and problem, \
             and the other files still run.
-            """
+            """,
+        options: [.flag("check", "Compare with each file's \"expect\" instead of printing observations.")],
+        arguments: "<file> ...",
+        argumentsHelp: "Scenario files (JSON)."
     )
 
-    @Flag(name: .long, help: "Compare with each file's \"expect\" instead of printing observations.")
-    var check = false
+    let check: Bool
+    let files: [String]
 
-    @Argument(help: "Scenario files (JSON).")
-    var files: [String]
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        check = arguments.flag("check")
+        files = arguments.arguments
+        if files.isEmpty { throw UsageError("missing scenario files") }
+    }
 
     func run() throws {
         check ? try runChecks() : try runReplays()

@@ -1,79 +1,94 @@
-import ArgumentParser
 import Glibc
 import MainLoopKit
 
 /// `mainloop run`: the host service on the real loop.
-struct RunCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "run",
+struct RunCommand {
+    static let spec = CommandSpec(
+        name: "run",
         abstract: "Run the host service: real time/locale/defaults sources and a control socket.",
         discussion: """
             Launches the app at start (in the background with --background), prints every \
             observation as one JSON line on stdout (SPEC §7 shape; "at" is Unix time), logs to \
             stderr, and exits cleanly on SIGTERM or SIGINT (willTerminate if the app is running).
-            """
+            """,
+        options: [
+            .value("socket", "path", "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID)."),
+            .value("domain", "domain", "User defaults domain (file under $XDG_CONFIG_HOME/mainloop/).", default: "mainloop"),
+            .value("defaults-file", "path", "User defaults file (overrides --domain)."),
+            .value("locale-file", "path", "Locale file to watch.", default: "/etc/default/locale"),
+            .value("zone-file", "path", "Time zone file to watch; the first one gives the zone.",
+                   default: "/etc/localtime and /etc/timezone", repeatable: true),
+            .flag("background", "Launch in the background (launchInBackground)."),
+            .flag("no-system-bus", "Do not follow UPower, iio-sensor-proxy and logind on the system bus (on by default when a bus is reachable)."),
+            .flag("no-devices", "Do not follow the kernel's device events (USB accessories, DRM screens)."),
+            .value("output-buffer-bytes", "bytes", "Observations waiting for stdout at most, in bytes; beyond it they are dropped and counted.",
+                   default: "\(8 << 20)"),
+            .value("max-subjects", "count", "Subjects (accessories, screens, defaults keys, ...) one keyed kind keeps at most.",
+                   default: "\(CoalescingLimits().maxSubjectsPerKind)"),
+            .value("max-subject-bytes", "bytes", "The longest subject id, in UTF-8 bytes.",
+                   default: "\(CoalescingLimits().maxSubjectBytes)"),
+            .value("max-value-bytes", "bytes", "The largest event value, in bytes of JSON.",
+                   default: "\(CoalescingLimits().maxValueBytes)"),
+            .value("max-reply-bytes", "bytes", "The largest query reply, in bytes of JSON.", default: "\(1 << 20)"),
+            .value("hang-threshold", "seconds", "Log a loop callback that runs at least this long, in seconds, while it runs and when it returns (0: off).",
+                   default: "1"),
+            .value("memory-pressure-purge-after", "seconds", "Memory pressure lasting this long, in seconds, while the app is suspended purges it.",
+                   default: "10"),
+            .value("metrics-file", "path", "Write the metrics as Prometheus text to this file (atomically, node_exporter textfile-collector style)."),
+            .value("metrics-interval", "seconds", "How often the metrics file is rewritten, in seconds.", default: "5"),
+        ]
     )
 
-    @Option(help: "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID).")
-    var socket: String?
-    @Option(help: "User defaults domain (file under $XDG_CONFIG_HOME/mainloop/).")
-    var domain: String = "mainloop"
-    @Option(name: .customLong("defaults-file"), help: "User defaults file (overrides --domain).")
-    var defaultsFile: String?
-    @Option(name: .customLong("locale-file"), help: "Locale file to watch.")
-    var localeFile: String = "/etc/default/locale"
-    @Option(name: .customLong("zone-file"), help: "Time zone file to watch (repeatable).")
-    var zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"]
-    @Flag(help: "Launch in the background (launchInBackground).")
-    var background = false
+    let socket: String?
+    let domain: String
+    let defaultsFile: String?
+    let localeFile: String
+    let zoneFiles: [String]
+    let background: Bool
+    let noSystemBus: Bool
+    let noDevices: Bool
+    let outputBufferBytes: Int
+    let maxSubjects: Int
+    let maxSubjectBytes: Int
+    let maxValueBytes: Int
+    let maxReplyBytes: Int
+    let hangThreshold: Double
+    let memoryPressurePurgeAfter: Double
+    let metricsFile: String?
+    let metricsInterval: Double
 
-    @Flag(name: .customLong("no-system-bus"),
-          help: "Do not follow UPower, iio-sensor-proxy and logind on the system bus (on by default when a bus is reachable).")
-    var noSystemBus = false
-
-    @Flag(name: .customLong("no-devices"),
-          help: "Do not follow the kernel's device events (USB accessories, DRM screens).")
-    var noDevices = false
-
-    @Option(help: "Observations waiting for stdout at most, in bytes; beyond it they are dropped and counted.")
-    var outputBufferBytes: Int = 8 << 20
-
-    @Option(help: "Subjects (accessories, screens, defaults keys, ...) one keyed kind keeps at most.")
-    var maxSubjects: Int = CoalescingLimits().maxSubjectsPerKind
-
-    @Option(help: "The longest subject id, in UTF-8 bytes.")
-    var maxSubjectBytes: Int = CoalescingLimits().maxSubjectBytes
-
-    @Option(help: "The largest event value, in bytes of JSON.")
-    var maxValueBytes: Int = CoalescingLimits().maxValueBytes
-
-    @Option(help: "The largest query reply, in bytes of JSON.")
-    var maxReplyBytes: Int = 1 << 20
-
-    @Option(help: "Log a loop callback that runs at least this long, in seconds, while it runs and when it returns (0: off).")
-    var hangThreshold: Double = 1
-
-    @Option(help: "Memory pressure lasting this long, in seconds, while the app is suspended purges it.")
-    var memoryPressurePurgeAfter: Double = 10
-
-    @Option(help: "Write the metrics as Prometheus text to this file (atomically, node_exporter textfile-collector style).")
-    var metricsFile: String?
-
-    @Option(help: "How often the metrics file is rewritten, in seconds.")
-    var metricsInterval: Double = 5
-
-    func validate() throws {
+    /// Reads and checks the options (ranges included): a mistake is a usage error.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        socket = arguments.string("socket")
+        domain = arguments.string("domain") ?? "mainloop"
+        defaultsFile = arguments.string("defaults-file")
+        localeFile = arguments.string("locale-file") ?? "/etc/default/locale"
+        let zoneFiles = arguments.all("zone-file")
+        self.zoneFiles = zoneFiles.isEmpty ? ["/etc/localtime", "/etc/timezone"] : zoneFiles
+        background = arguments.flag("background")
+        noSystemBus = arguments.flag("no-system-bus")
+        noDevices = arguments.flag("no-devices")
+        let limits = CoalescingLimits()
+        outputBufferBytes = try arguments.int("output-buffer-bytes", default: 8 << 20)
+        maxSubjects = try arguments.int("max-subjects", default: limits.maxSubjectsPerKind)
+        maxSubjectBytes = try arguments.int("max-subject-bytes", default: limits.maxSubjectBytes)
+        maxValueBytes = try arguments.int("max-value-bytes", default: limits.maxValueBytes)
+        maxReplyBytes = try arguments.int("max-reply-bytes", default: 1 << 20)
+        hangThreshold = try arguments.double("hang-threshold", default: 1)
+        memoryPressurePurgeAfter = try arguments.double("memory-pressure-purge-after", default: 10)
+        metricsFile = arguments.string("metrics-file")
+        metricsInterval = try arguments.double("metrics-interval", default: 5)
         guard metricsInterval >= 0.1 && metricsInterval <= 86_400 else {
-            throw ValidationError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
+            throw UsageError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
         }
         for (name, value) in [("--hang-threshold", hangThreshold), ("--memory-pressure-purge-after", memoryPressurePurgeAfter)]
         where !(value >= 0 && value <= 86_400) {
-            throw ValidationError("\(name) must be between 0 and 86400 seconds, not \(value)")
+            throw UsageError("\(name) must be between 0 and 86400 seconds, not \(value)")
         }
         for (name, value) in [("--output-buffer-bytes", outputBufferBytes), ("--max-subjects", maxSubjects),
                               ("--max-subject-bytes", maxSubjectBytes), ("--max-value-bytes", maxValueBytes),
                               ("--max-reply-bytes", maxReplyBytes)] where value <= 0 {
-            throw ValidationError("\(name) must be positive, not \(value)")
+            throw UsageError("\(name) must be positive, not \(value)")
         }
     }
 

@@ -53,3 +53,53 @@ import Testing
         #expect(service.terminate() == 0)
     }
 }
+
+/// Issue 21, item 2: the tool parses its command line itself (no
+/// reflection at start-up). What a user types keeps working, and every
+/// mistake is named.
+@Suite(.timeLimit(.minutes(2))) struct CommandLineTests {
+    /// Each subcommand's help lists its options and their defaults on stdout.
+    @Test func helpListsEveryOptionWithItsDefault() throws {
+        let result = try BuiltTool.run(["run", "--help"])
+        #expect(result.status == 0, "\(result.error)")
+        for option in ["--socket", "--domain", "--defaults-file", "--locale-file", "--zone-file", "--background",
+                       "--no-system-bus", "--no-devices", "--output-buffer-bytes", "--max-subjects",
+                       "--max-subject-bytes", "--max-value-bytes", "--max-reply-bytes", "--hang-threshold",
+                       "--memory-pressure-purge-after", "--metrics-file", "--metrics-interval"] {
+            #expect(result.output.contains(option), "\(option) missing from:\n\(result.output)")
+        }
+        #expect(result.output.contains("default: 8388608"), "\(result.output)")
+        let top = try BuiltTool.run(["--help"])
+        #expect(top.status == 0)
+        for subcommand in ["demo", "run", "ctl", "defaults", "replay"] {
+            #expect(top.output.contains("  \(subcommand) "), "\(subcommand) missing from:\n\(top.output)")
+        }
+        #expect(try BuiltTool.run(["help", "ctl"]).output.contains("shorthand"))
+    }
+
+    /// `--name=value` is the same as `--name value`.
+    @Test func anOptionTakesItsValueAfterAnEqualsSign() throws {
+        let result = try BuiltTool.run(["ctl", "--socket=/tmp/mainloop-no-such-dir/x.sock", "state"])
+        #expect(result.status == 2)
+        #expect(result.error.contains("/tmp/mainloop-no-such-dir/x.sock"), "\(result.error)")
+    }
+
+    /// Usage mistakes exit 64 (EX_USAGE) with one `error:` line that names
+    /// the mistake and where help is.
+    @Test(arguments: [
+        (["run", "--nope"], "unknown option '--nope'"),
+        (["demo", "--pace", "fast"], "--pace expects an integer, not 'fast'"),
+        (["run", "--hang-threshold", "soon"], "--hang-threshold expects a number, not 'soon'"),
+        (["run", "--background=yes"], "--background takes no value"),
+        (["run", "extra"], "unexpected argument 'extra'"),
+        (["launch"], "unknown subcommand 'launch'"),
+        ([], "missing subcommand"),
+        (["defaults", "--domain", "a", "--file", "b", "read"], "use either --domain or --file, not both"),
+    ])
+    func usageMistakesAreNamed(arguments: [String], message: String) throws {
+        let result = try BuiltTool.run(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.status) \(result.error)")
+        #expect(result.error.hasPrefix("error: "), "\(result.error)")
+        #expect(result.error.contains(message), "\(result.error)")
+    }
+}

@@ -12,9 +12,12 @@ final class TemporaryDirectory {
     func file(_ name: String) -> String { path + "/" + name }
 }
 
-/// The `mainloop` executable built beside this test bundle.
+/// The `mainloop` executable built beside this test bundle, or the one
+/// `$MAINLOOP_TOOL` names (CI runs the tool's tests against the static
+/// binary to deploy too: scripts/build-static.sh).
 enum BuiltTool {
     static var path: String {
+        if let chosen = ProcessInfo.processInfo.environment["MAINLOOP_TOOL"], !chosen.isEmpty { return chosen }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
         // The xctest bundle may be a directory (…/MainLoopPackageTests.xctest/…) or a file.

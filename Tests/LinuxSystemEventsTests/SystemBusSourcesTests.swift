@@ -1,7 +1,20 @@
 import Foundation
 import Glibc
 import MainLoopKit
+@testable import SystemBus
 import Testing
+
+/// Issue 21, item 2: libsystemd is opened on first use, not linked. A
+/// missing library, or one without a function MainLoop calls, is named.
+@Suite(.timeLimit(.minutes(2))) struct SystemdLibraryTests {
+    @Test func aMissingOrWrongLibraryIsNamed() {
+        let missing = SystemdLibrary.problem(loading: "/nonexistent/libsystemd.so.0")
+        #expect(missing?.contains("cannot load /nonexistent/libsystemd.so.0") == true, "\(missing ?? "nil")")
+        let wrong = SystemdLibrary.problem(loading: "libc.so.6")
+        #expect(wrong == "libc.so.6 has no sd_bus_new (libsystemd too old?)", "\(wrong ?? "nil")")
+        #expect(SystemdLibrary.problem(loading: "libsystemd.so.0") == nil)
+    }
+}
 
 /// The mapping tables, pinned (issue 20).
 @Suite(.timeLimit(.minutes(2))) struct SystemBusMappingTests {
@@ -222,7 +235,27 @@ import Testing
         let active = resumed.firstIndex { $0.contains("didBecomeActive") } ?? -1
         let positions = notifications.compactMap { line in resumed.firstIndex(of: line) }
         #expect(positions.allSatisfy { $0 > enter && $0 < active }, "between willEnterForeground and didBecomeActive: \(resumed)")
+        #expect(Self.mapsLibsystemd(service), "sd-bus was loaded for the bus sources")
         #expect(service.terminate() == 0)
+    }
+
+    /// Issue 21, item 2: libsystemd (and the six libraries it brings) is
+    /// loaded when the D-Bus sources start, never at start-up: a service
+    /// without them does not map it at all.
+    @Test func withTheBusSourcesOffLibsystemdIsNeverLoaded() throws {
+        let service = try ServiceProcess(extraArguments: ["--no-system-bus"])
+        #expect(service.firstOKReply(within: 5)?["state"] == .string("active"))
+        #expect(!Self.mapsLibsystemd(service))
+        #expect(service.terminate() == 0)
+    }
+
+    /// Whether the service's process has libsystemd mapped.
+    static func mapsLibsystemd(_ service: ServiceProcess) -> Bool {
+        // Read to the end (a /proc file has no size to read up to).
+        let file = FileHandle(forReadingAtPath: "/proc/\(service.process.processIdentifier)/maps")
+        let maps = String(decoding: (try? file?.readToEnd()) ?? Data(), as: UTF8.self)
+        #expect(maps.contains("r-xp"), "the process's maps were read")
+        return maps.contains("libsystemd.so")
     }
 
     @Test func withNoBusTheServiceStartsAndAnswers() throws {
