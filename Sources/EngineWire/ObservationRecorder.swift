@@ -38,8 +38,10 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {
         var object = JSONObject()
+        let payload = notification.payload
+        object.reserveCapacity(payload.count + 2)
         object["notification"] = .string(notification.name)
-        for (key, value) in notification.payload { object[key] = value }
+        for (key, value) in payload { object[key] = value }
         object["merged"] = .number(Double(notification.merged))
         return object
     }
@@ -52,6 +54,7 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// Reports one line with these fields after the timestamp.
     public func record(_ fields: JSONObject) {
         var line = timestamp()
+        line.reserveCapacity(line.count + fields.count)
         for (key, value) in fields { line[key] = value }
         sink(line)
     }

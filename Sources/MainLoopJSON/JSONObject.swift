@@ -57,6 +57,12 @@ public struct JSONObject: Hashable, Sendable, Sequence {
         }
     }
 
+    /// Makes room for `count` keys in all, so that adding keys up to it
+    /// does not reallocate (a line built field by field).
+    public mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
     /// The keys in insertion order.
     public var orderedKeys: [String] { entries.map(\.key) }
     /// How many keys.

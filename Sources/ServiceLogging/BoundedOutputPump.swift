@@ -68,7 +68,15 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// queue is full or the descriptor failed).
     @discardableResult
     public func write(line: String) -> Bool {
-        let count = line.utf8.count + 1
+        write(lineBytes: line.utf8)
+    }
+
+    /// Queues the UTF-8 bytes of a line plus a newline (a line serialized
+    /// straight to bytes, with no String in between); returns false if it
+    /// was dropped (the queue is full or the descriptor failed).
+    @discardableResult
+    public func write<Bytes: Collection<UInt8>>(lineBytes bytes: Bytes) -> Bool {
+        let count = bytes.count + 1
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         guard !broken, !finishing, queuedBytes + count <= limitBytes else {
@@ -76,7 +84,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
             return false
         }
         queuedBytes += count
-        queue.append(contentsOf: line.utf8)
+        queue.append(contentsOf: bytes)
         queue.append(UInt8(ascii: "\n"))
         if writerWaits, !wakePosted { wakeWriter() }
         return true

@@ -39,8 +39,9 @@ enum MainLoopCommand {
     /// tool prints starts with `error:`; a usage mistake exits 64 (EX_USAGE).
     static func main() {
         // From argv itself: `CommandLine.arguments` is built in a
-        // `swift_once` the tool would use only here.
-        let words = (1..<Int(CommandLine.argc)).map { String(cString: CommandLine.unsafeArgv[$0]!) }
+        // `swift_once` the tool would use only here. (argc may be 0: an
+        // exec with an empty argv is a missing subcommand, not a crash.)
+        let words = (0..<Int(max(CommandLine.argc, 0))).dropFirst().map { String(cString: CommandLine.unsafeArgv[$0]!) }
         guard let first = words.first else {
             usage("missing subcommand (\(subcommands.map(\.spec.name).joined(separator: ", "))); see 'mainloop --help'")
         }

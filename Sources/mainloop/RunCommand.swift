@@ -123,8 +123,13 @@ struct RunCommand {
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes, wakingFrom: loop)
         let overflowLog = RateLimitedLog(logger: logger, loop: loop)
+        // One buffer for every line (observations come on the loop thread
+        // alone): each is serialized straight to bytes, no String between.
+        var scratch: [UInt8] = []
         let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
-            guard !output.write(line: JSONValue.object(observation).jsonText) else { return }
+            scratch.removeAll(keepingCapacity: true)
+            JSONValue.object(observation).appendJSON(to: &scratch)
+            guard !output.write(lineBytes: scratch) else { return }
             overflowLog.log(.warning, "stdout is not being read fast enough: \(output.droppedLines) observations dropped so far")
         }
         service.extraStats = {
