@@ -49,14 +49,15 @@ public final class SystemBusSources {
         let connection: SystemBusConnection
         do {
             connection = try SystemBusConnection(loop: loop, address: address)
-        } catch .libraryUnavailable(let problem) {
-            // A bus may well be there: say that it is sd-bus that is missing.
-            unavailableReason = "sd-bus is unavailable: \(problem)"
-            logger.warning("D-Bus sources off: sd-bus is unavailable: \(problem)")
-            return
         } catch {
-            unavailableReason = "no system bus: \(error)"
-            logger.info("D-Bus sources off: \(error)")
+            if case .libraryUnavailable = error {
+                // A bus may well be there: the error says sd-bus is missing.
+                unavailableReason = error.description
+                logger.warning("D-Bus sources off: \(error)")
+            } else {
+                unavailableReason = "no system bus: \(error)"
+                logger.info("D-Bus sources off: \(error)")
+            }
             return
         }
         self.connection = connection

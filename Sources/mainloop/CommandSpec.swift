@@ -11,20 +11,21 @@ struct CommandSpec {
         let value: String?
         /// One line (or a few) of help.
         let help: String
-        /// The default as help shows it, nil when there is none to show.
-        let defaultText: String?
+        /// The value used when the option is not given, written once here
+        /// for both the parse (``ParsedArguments``) and the help; nil: none.
+        let defaultValue: String?
         /// Whether the option may be given more than once (each value kept, in order).
         let repeatable: Bool
 
         /// An option that takes a value.
-        static func value(_ name: String, _ value: String, _ help: String, default defaultText: String? = nil,
+        static func value(_ name: String, _ value: String, _ help: String, default defaultValue: String? = nil,
                           repeatable: Bool = false) -> Option {
-            Option(name: name, value: value, help: help, defaultText: defaultText, repeatable: repeatable)
+            Option(name: name, value: value, help: help, defaultValue: defaultValue, repeatable: repeatable)
         }
 
         /// A flag: present or not.
         static func flag(_ name: String, _ help: String) -> Option {
-            Option(name: name, value: nil, help: help, defaultText: nil, repeatable: false)
+            Option(name: name, value: nil, help: help, defaultValue: nil, repeatable: false)
         }
     }
 
@@ -63,7 +64,7 @@ struct CommandSpec {
         for option in options {
             text += "  --\(option.name)" + (option.value.map { " <\($0)>" } ?? "") + "\n"
             var help = option.help
-            if let defaultText = option.defaultText { help += " (default: \(defaultText))" }
+            if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
             if option.repeatable { help += " (repeatable)" }
             text += Self.indented(help)
         }

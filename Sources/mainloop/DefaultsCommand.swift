@@ -19,15 +19,15 @@ struct DefaultsCommand {
         argumentsHelp: "What to do."
     )
 
-    let domain: String?
+    let domain: String
     let file: String?
     let words: [String]
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        domain = arguments.string("domain")
+        domain = arguments.string("domain")!
         file = arguments.string("file")
         words = arguments.arguments
-        if domain != nil && file != nil { throw UsageError("use either --domain or --file, not both") }
+        if arguments.isGiven("domain") && file != nil { throw UsageError("use either --domain or --file, not both") }
         switch (words.first, words.count) {
         case ("read", 1), ("read", 2), ("write", 3), ("delete", 2): return
         default: throw UsageError("expected: read [KEY] | write KEY VALUE | delete KEY")
@@ -39,7 +39,7 @@ struct DefaultsCommand {
         if let file {
             store = UserDefaultsStore(path: file)
         } else {
-            do { store = try UserDefaultsStore(domain: domain ?? "mainloop") } catch { throw fail(error) }
+            do { store = try UserDefaultsStore(domain: domain) } catch { throw fail(error) }
         }
         do {
             switch words[0] {

@@ -17,7 +17,7 @@ struct DemoCommand {
     let pace: Int
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        pace = try arguments.int("pace", default: 120)
+        pace = try arguments.int("pace")
         guard pace >= 0 else { throw UsageError("--pace must be 0 or more, not \(pace)") }
     }
 

@@ -45,26 +45,15 @@ enum MainLoopCommand {
         guard let first = words.first else {
             usage("missing subcommand (\(subcommands.map(\.spec.name).joined(separator: ", "))); see 'mainloop --help'")
         }
-        if first == "--help" || first == "-h" {
-            Output.line(help)
-            exit(0)
-        }
+        if first == "--help" || first == "-h" { printHelp(help) }
         if first == "help" {
-            guard let name = words.dropFirst().first else {
-                Output.line(help)
-                exit(0)
-            }
-            guard let subcommand = subcommand(named: name) else { usage("unknown subcommand '\(name)'; see 'mainloop --help'") }
-            Output.line(subcommand.spec.help)
-            exit(0)
+            guard let name = words.dropFirst().first else { printHelp(help) }
+            printHelp(subcommand(named: name).spec.help)
         }
-        guard let subcommand = subcommand(named: first) else { usage("unknown subcommand '\(first)'; see 'mainloop --help'") }
+        let subcommand = subcommand(named: first)
         do {
             let parsed = try ParsedArguments(words.dropFirst(), spec: subcommand.spec)
-            if parsed.helpRequested {
-                Output.line(subcommand.spec.help)
-                exit(0)
-            }
+            if parsed.helpRequested { printHelp(subcommand.spec.help) }
             try subcommand.run(parsed)
         } catch let error as UsageError {
             usage("\(error.description); see 'mainloop \(subcommand.spec.name) --help'")
@@ -76,8 +65,18 @@ enum MainLoopCommand {
         }
     }
 
-    private static func subcommand(named name: String) -> Subcommand? {
-        subcommands.first { $0.spec.name == name }
+    /// The subcommand called `name`; an unknown name is a usage mistake.
+    private static func subcommand(named name: String) -> Subcommand {
+        guard let found = subcommands.first(where: { $0.spec.name == name }) else {
+            usage("unknown subcommand '\(name)'; see 'mainloop --help'")
+        }
+        return found
+    }
+
+    /// Help is asked for: printed on stdout, exit 0.
+    private static func printHelp(_ text: String) -> Never {
+        Output.line(text)
+        exit(0)
     }
 
     private static func usage(_ message: String) -> Never {

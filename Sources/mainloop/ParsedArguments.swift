@@ -59,8 +59,12 @@ struct ParsedArguments {
         return flags.contains(name)
     }
 
-    /// The value of `--name`, nil when it was not given.
-    func string(_ name: String) -> String? { all(name).last }
+    /// Whether `--name` was given (rather than left at its default).
+    func isGiven(_ name: String) -> Bool { !all(name).isEmpty }
+
+    /// The value of `--name`: the last one given, else the spec's default
+    /// (nil when it has none).
+    func string(_ name: String) -> String? { all(name).last ?? spec.option(named: name)?.defaultValue }
 
     /// Every value of a repeatable `--name`, in order (empty when not given).
     func all(_ name: String) -> [String] {
@@ -68,17 +72,23 @@ struct ParsedArguments {
         return values.filter { $0.name == name }.map(\.value)
     }
 
-    /// The value of `--name` as a whole number, `defaultValue` when not given.
-    func int(_ name: String, default defaultValue: Int) throws(UsageError) -> Int {
-        guard let text = string(name) else { return defaultValue }
+    /// The value of `--name` (given, else the spec's default) as a whole number.
+    func int(_ name: String) throws(UsageError) -> Int {
+        let text = required(name)
         guard let value = Int(text) else { throw UsageError("--\(name) expects an integer, not '\(text)'") }
         return value
     }
 
-    /// The value of `--name` as a finite number, `defaultValue` when not given.
-    func double(_ name: String, default defaultValue: Double) throws(UsageError) -> Double {
-        guard let text = string(name) else { return defaultValue }
+    /// The value of `--name` (given, else the spec's default) as a finite number.
+    func double(_ name: String) throws(UsageError) -> Double {
+        let text = required(name)
         guard let value = Double(text), value.isFinite else { throw UsageError("--\(name) expects a number, not '\(text)'") }
         return value
+    }
+
+    /// The value of an option the spec gives a default.
+    private func required(_ name: String) -> String {
+        guard let text = string(name) else { preconditionFailure("--\(name) of \(spec.name) has no default") }
+        return text
     }
 }

@@ -16,8 +16,8 @@ struct RunCommand {
             .value("domain", "domain", "User defaults domain (file under $XDG_CONFIG_HOME/mainloop/).", default: "mainloop"),
             .value("defaults-file", "path", "User defaults file (overrides --domain)."),
             .value("locale-file", "path", "Locale file to watch.", default: "/etc/default/locale"),
-            .value("zone-file", "path", "Time zone file to watch; the first one gives the zone.",
-                   default: "/etc/localtime and /etc/timezone", repeatable: true),
+            .value("zone-file", "path", "Time zone file to watch; the first one gives the zone (default: /etc/localtime and /etc/timezone).",
+                   repeatable: true),
             .flag("background", "Launch in the background (launchInBackground)."),
             .flag("no-system-bus", "Do not follow UPower, iio-sensor-proxy and logind on the system bus (on by default when a bus is reachable)."),
             .flag("no-devices", "Do not follow the kernel's device events (USB accessories, DRM screens)."),
@@ -60,24 +60,24 @@ struct RunCommand {
     /// Reads and checks the options (ranges included): a mistake is a usage error.
     init(_ arguments: ParsedArguments) throws(UsageError) {
         socket = arguments.string("socket")
-        domain = arguments.string("domain") ?? "mainloop"
+        domain = arguments.string("domain")!
         defaultsFile = arguments.string("defaults-file")
-        localeFile = arguments.string("locale-file") ?? "/etc/default/locale"
+        localeFile = arguments.string("locale-file")!
+        // Two by default, which a spec default (one value) cannot say.
         let zoneFiles = arguments.all("zone-file")
         self.zoneFiles = zoneFiles.isEmpty ? ["/etc/localtime", "/etc/timezone"] : zoneFiles
         background = arguments.flag("background")
         noSystemBus = arguments.flag("no-system-bus")
         noDevices = arguments.flag("no-devices")
-        let limits = CoalescingLimits()
-        outputBufferBytes = try arguments.int("output-buffer-bytes", default: 8 << 20)
-        maxSubjects = try arguments.int("max-subjects", default: limits.maxSubjectsPerKind)
-        maxSubjectBytes = try arguments.int("max-subject-bytes", default: limits.maxSubjectBytes)
-        maxValueBytes = try arguments.int("max-value-bytes", default: limits.maxValueBytes)
-        maxReplyBytes = try arguments.int("max-reply-bytes", default: 1 << 20)
-        hangThreshold = try arguments.double("hang-threshold", default: 1)
-        memoryPressurePurgeAfter = try arguments.double("memory-pressure-purge-after", default: 10)
+        outputBufferBytes = try arguments.int("output-buffer-bytes")
+        maxSubjects = try arguments.int("max-subjects")
+        maxSubjectBytes = try arguments.int("max-subject-bytes")
+        maxValueBytes = try arguments.int("max-value-bytes")
+        maxReplyBytes = try arguments.int("max-reply-bytes")
+        hangThreshold = try arguments.double("hang-threshold")
+        memoryPressurePurgeAfter = try arguments.double("memory-pressure-purge-after")
         metricsFile = arguments.string("metrics-file")
-        metricsInterval = try arguments.double("metrics-interval", default: 5)
+        metricsInterval = try arguments.double("metrics-interval")
         guard metricsInterval >= 0.1 && metricsInterval <= 86_400 else {
             throw UsageError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
         }
