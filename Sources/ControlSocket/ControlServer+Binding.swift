@@ -97,27 +97,78 @@ extension ControlServer {
         }
     }
 
-    /// Binds `fd` to `path` and listens, without touching the process's umask (which
-    /// every other thread's file creation reads): binds in a new private
-    /// directory beside `path` (mode 0700, so nobody else can reach the
-    /// socket while its mode is being set), sets `mode`, and renames it
+    /// Binds `fd` to `path` and listens, without touching the process's
+    /// umask (which every other thread's file creation reads): the socket
+    /// is bound where nobody else can reach it, given `mode`, and renamed
     /// into place (atomic, replacing a stale socket).
-    static func bindThroughPrivateDirectory(_ fd: Int32, at path: String, mode: mode_t) throws(MainLoopError) -> FileIdentity {
+    /// - In a private parent (a directory of this user's that nobody else
+    ///   may enter, as `$XDG_RUNTIME_DIR` and the default socket directory
+    ///   are), it is bound beside `path` under a staging name.
+    /// - Elsewhere it is bound in a new private directory (mode 0700)
+    ///   beside `path`.
+    /// - Returns: the socket's identity, and the private directory if one
+    ///   was made, now empty, which the caller removes
+    ///   (``removeStaging(_:)``): the server does it in the loop's first
+    ///   turn. A `mkdir` and an `rmdir` cost 0.15–0.25 ms together on this
+    ///   project's test machine, a tenth of a service's start-up, which is
+    ///   also why a private parent needs neither. On an error nothing is
+    ///   left behind.
+    static func bindAndPlace(_ fd: Int32, at path: String,
+                             mode: mode_t) throws(MainLoopError) -> (identity: FileIdentity, staging: String?) {
         let (parent, _) = AtomicFile.split(path)
         removeStagingOfDeadServers(in: parent)
-        var template = Array("\(parent)/\(stagingPrefix)\(String(getpid(), radix: 16))-XXXXXX".utf8CString)
+        let pid = String(getpid(), radix: 16)
+        if isPrivateDirectory(parent) {
+            for _ in 0..<8 {
+                let staged = "\(parent)/\(stagingPrefix)\(pid)-\(String(UInt32.random(in: .min ... .max), radix: 16))"
+                guard try bind(fd, to: staged, naming: path) else { continue }  // the name was taken: another
+                return (try place(fd, from: staged, at: path, mode: mode), nil)
+            }
+            throw .system(operation: "bind on \(path): no free staging name in \(parent)", errno: EADDRINUSE)
+        }
+        var template = Array("\(parent)/\(stagingPrefix)\(pid)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else {
             throw .system(operation: "creating a private directory in \(parent)", errno: errno)
         }
         let staging = String(cString: created)
-        defer { rmdir(staging) }
-        guard chmod(staging, 0o700) == 0 else { throw .system(operation: "chmod \(staging)", errno: errno) }
-        let staged = staging + "/s"
-        guard let bound = UnixSocketAddress.with(staged, { bind(fd, $0, $1) }) else {
+        do throws(MainLoopError) {
+            guard chmod(staging, 0o700) == 0 else { throw .system(operation: "chmod \(staging)", errno: errno) }
+            let staged = staging + "/s"
+            guard try bind(fd, to: staged, naming: path) else {
+                throw .system(operation: "bind on \(path)", errno: EADDRINUSE)
+            }
+            return (try place(fd, from: staged, at: path, mode: mode), staging)
+        } catch {
+            removeStaging(staging)
+            throw error
+        }
+    }
+
+    /// Whether only this user (and root) can reach what `directory`
+    /// holds: a directory owned by the effective uid whose mode gives the
+    /// group and others nothing (with an ACL, the group bits are its mask,
+    /// so a named entry that grants anything shows there).
+    static func isPrivateDirectory(_ directory: String) -> Bool {
+        var status = stat()
+        return stat(directory, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+            && status.st_uid == geteuid() && status.st_mode & 0o077 == 0
+    }
+
+    /// Binds `fd` to `staged`. - Returns: false when the name is taken.
+    private static func bind(_ fd: Int32, to staged: String, naming path: String) throws(MainLoopError) -> Bool {
+        guard let bound = UnixSocketAddress.with(staged, { Glibc.bind(fd, $0, $1) }) else {
             throw .system(operation: "socket path \(staged) longer than \(UnixSocketAddress.maxPathBytes - 1) bytes",
                           errno: ENAMETOOLONG)
         }
-        guard bound == 0 else { throw .system(operation: "bind on \(path)", errno: errno) }
+        if bound == 0 { return true }
+        if errno == EADDRINUSE { return false }
+        throw .system(operation: "bind on \(path)", errno: errno)
+    }
+
+    /// Listens on the socket bound at `staged`, gives it `mode` and renames
+    /// it to `path`; on an error the staged socket is removed.
+    private static func place(_ fd: Int32, from staged: String, at path: String,
+                              mode: mode_t) throws(MainLoopError) -> FileIdentity {
         // Listening before the rename: once the path names the socket, a
         // client's connect succeeds (and a probe sees it live).
         guard listen(fd, 64) == 0 else {
@@ -133,19 +184,34 @@ extension ControlServer {
         return identity
     }
 
-    /// Staging directories are `.ml<pid in hex>-XXXXXX`, so one that a
+    /// Removes an empty staging directory. Best effort: one left behind
+    /// (a kill before this) is removed by the next server's
+    /// ``removeStagingOfDeadServers(in:)``.
+    static func removeStaging(_ staging: String) {
+        rmdir(staging)
+    }
+
+    /// Staging names are `.ml<pid in hex>-<suffix>`, so one that a
     /// killed server left behind can be told from a live server's.
     static let stagingPrefix = ".ml"
 
-    /// Removes the staging directories (and a socket in one) left in
-    /// `parent` by servers that died between creating and removing them
-    /// (SIGKILL): ours, named for a process that is gone.
+    /// Removes what servers that died between staging and placing their
+    /// socket (SIGKILL) left in `parent`: ours, named for a process that
+    /// is gone, either a staged socket or a staging directory (and the
+    /// socket in it).
     static func removeStagingOfDeadServers(in parent: String) {
-        Leftovers.removeThoseOfDeadProcesses(in: parent, prefix: stagingPrefix, radix: 16) { directory in
+        Leftovers.removeThoseOfDeadProcesses(in: parent, prefix: stagingPrefix, radix: 16) { staged in
             var status = stat()
-            guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { return }
-            unlink(directory + "/s")
-            rmdir(directory)
+            guard lstat(staged, &status) == 0, status.st_uid == geteuid() else { return }
+            switch status.st_mode & S_IFMT {
+            case S_IFSOCK:
+                unlink(staged)
+            case S_IFDIR:
+                unlink(staged + "/s")
+                rmdir(staged)
+            default:
+                return
+            }
         }
     }
 }

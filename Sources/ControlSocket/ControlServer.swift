@@ -58,6 +58,8 @@ public final class ControlServer {
     /// The lock on `PATH.lock` that claims the path (``claimPath(_:)``),
     /// held until stop; nil for an adopted socket (its maker owns the path).
     private var claim: Int32?
+    /// The bind's private directory, until it is removed.
+    private var pendingStaging: String?
     private var listenSource: FileDescriptorSource?
     private var connections: [Int32: ControlConnection] = [:]
     private let allowedUIDs: Set<uid_t>
@@ -99,12 +101,13 @@ public final class ControlServer {
         let claim = try Self.claimPath(path)
         let fd: Int32
         let identity: FileIdentity
+        let staging: String?
         do throws(MainLoopError) {
             try Self.refuseLiveOrForeignFile(at: path)
             fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw MainLoopError.system(operation: "socket(AF_UNIX)", errno: errno) }
             do {
-                identity = try Self.bindThroughPrivateDirectory(fd, at: path, mode: mode)
+                (identity, staging) = try Self.bindAndPlace(fd, at: path, mode: mode)
             } catch {
                 close(fd)
                 throw error
@@ -113,9 +116,29 @@ public final class ControlServer {
             Self.releaseClaim(claim, of: path)
             throw error
         }
-        try self.init(loop: loop, listening: fd, path: path, identity: identity, claim: claim, maxLineBytes: maxLineBytes,
-                      maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
-                      idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
+        do {
+            try self.init(loop: loop, listening: fd, path: path, identity: identity, claim: claim, maxLineBytes: maxLineBytes,
+                          maxConnections: maxConnections, maxPendingReplyBytes: maxPendingReplyBytes,
+                          idleTimeout: idleTimeout, evictionGrace: evictionGrace, logger: logger, handler: handler)
+        } catch {
+            if let staging { Self.removeStaging(staging) }
+            throw error
+        }
+        // An empty private directory goes in the loop's first turn (or at
+        // stop(), if that comes first): a service reaches READY sooner.
+        guard let staging else { return }
+        pendingStaging = staging
+        do {
+            try loop.executeInLoop(priority: .system) { [weak self] in self?.removePendingStaging() }
+        } catch {
+            removePendingStaging()  // a loop already shut down runs nothing
+        }
+    }
+
+    private func removePendingStaging() {
+        guard let staging = pendingStaging else { return }
+        pendingStaging = nil
+        Self.removeStaging(staging)
     }
 
     /// Serves on a listening socket someone else made, such as the one
@@ -180,6 +203,8 @@ public final class ControlServer {
     public var isAdopted: Bool { socketIdentity == nil }
 
     deinit {
+        // Released before the loop turned: rmdir is safe from any thread.
+        if let pendingStaging { Self.removeStaging(pendingStaging) }
         guard let listenSource else { return }
         // Released without stop(), perhaps on another thread: stop on the loop.
         let resources = (source: listenSource, fd: listenFD, path: path, identity: socketIdentity,
@@ -198,6 +223,7 @@ public final class ControlServer {
 
     /// Closes every connection and the socket, and removes the socket file.
     public func stop() {
+        removePendingStaging()
         for connection in connections.values { connection.close(reason: nil) }
         _ = idleSweep?.cancel()
         _ = acceptResume?.cancel()

@@ -163,6 +163,42 @@ extension HostileClientTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// Issue 21 (start-up): in a private parent (this user's, mode 0700)
+    /// the socket is staged beside its path, with no directory made; in
+    /// any other the bind's private directory is removed in the loop's
+    /// first turn instead of before the server returns. Either way the
+    /// socket has its mode when it appears, and nothing is left beside it:
+    /// once the loop turned, when the server stops before any turn, or
+    /// when it is released before any turn.
+    @Test(arguments: [0o700, 0o755] as [mode_t])
+    func stagingLeavesNothingBehindAndTheModeIsSet(parentMode: mode_t) throws {
+        let directory = TemporaryDirectory()
+        #expect(chmod(directory.path, parentMode) == 0)
+        let loop = try MainRunLoop(deterministic: true)
+        func staging() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".ml") }
+        }
+        let turned = try ControlServer(loop: loop, path: directory.file("a.sock"), mode: 0o620,
+                                       logger: Logger(label: "test")) { _ in ["ok": true] }
+        var status = stat()
+        #expect(lstat(directory.file("a.sock"), &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK)
+        #expect(status.st_mode & 0o777 == 0o620)
+        if parentMode == 0o700 { #expect(try staging().isEmpty, "no directory made in a private parent") }
+        try loop.runUntilIdle()
+        #expect(try staging().isEmpty, "removed in the first turn")
+        let stopped = try ControlServer(loop: loop, path: directory.file("b.sock"), logger: Logger(label: "test")) { _ in ["ok": true] }
+        stopped.stop()
+        #expect(try staging().isEmpty, "removed by stop() before any turn")
+        var released: ControlServer? = try ControlServer(loop: loop, path: directory.file("c.sock"),
+                                                         logger: Logger(label: "test")) { _ in ["ok": true] }
+        #expect(released != nil)
+        released = nil
+        #expect(try staging().isEmpty, "removed when released before any turn")
+        try loop.runUntilIdle()
+        turned.stop()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
     /// Item 13: the server no longer changes the process-wide umask around
     /// `bind`, which raced every other thread creating files. A thread
     /// creates files while servers come and go; every file gets the mode

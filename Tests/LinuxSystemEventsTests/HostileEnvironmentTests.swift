@@ -240,10 +240,16 @@ import Testing
         let deadStaging = directory.file(".ml\(String(deadPID, radix: 16))-AbCdEf")
         for file in [deadTemporary, liveTemporary] { _ = FileManager.default.createFile(atPath: file, contents: Data()) }
         #expect(mkdir(deadStaging, 0o700) == 0)
+        // A socket a dead server staged beside the path (a private parent).
+        let deadStagedSocket = directory.file(".ml\(String(deadPID, radix: 16))-1234abcd")
+        let staged = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(UnixSocketAddress.with(deadStagedSocket) { bind(staged, $0, $1) } == 0)
+        close(staged)
         let service = try ServiceProcess(directory: directory, extraArguments: ["--metrics-file", metrics])
         #expect(service.firstOKReply(within: 5) != nil)
         #expect(!FileManager.default.fileExists(atPath: deadTemporary), "the dead writer's temporary was removed")
         #expect(!FileManager.default.fileExists(atPath: deadStaging), "the dead server's staging directory was removed")
+        #expect(!FileManager.default.fileExists(atPath: deadStagedSocket), "and so was its staged socket")
         #expect(FileManager.default.fileExists(atPath: liveTemporary), "a live process's temporary is kept")
         #expect(service.terminate() == 0)
     }

@@ -118,6 +118,28 @@ enum PrometheusText {
                 "rewritten at exit")
     }
 
+    /// Issue 21 (start-up): the metrics are set up after READY=1, in the
+    /// loop's first turn. A `metrics` query sent the moment READY=1 arrives
+    /// still gets every family: the loop's, the app's, the socket's.
+    @Test func aMetricsQueryRightAfterReadyGetsEveryFamily() throws {
+        let directory = TemporaryDirectory()
+        let listener = try NotifyListener(path: directory.file("notify"))
+        let service = try ServiceProcess(directory: directory, environment: ["NOTIFY_SOCKET": listener.path],
+                                         waitForSocket: false)
+        #expect(listener.until("READY=1", timeout: 10).last?.contains("READY=1") == true)
+        let reply = try ControlClient.send(["query": "metrics"], to: service.socket)
+        guard case .string(let text)? = reply["text"] else {
+            Issue.record("no metrics text: \(reply)")
+            return
+        }
+        let families = Set(try PrometheusText.parse(text).map(\.name))
+        for family in ["mainloop_loop_dispatched_total", "mainloop_loop_hangs_total", "mainloop_app_state",
+                       "mainloop_notifications_total", "mainloop_socket_connections"] {
+            #expect(families.contains(family), "\(family) missing from \(families.sorted())")
+        }
+        #expect(service.terminate() == 0)
+    }
+
     /// How many samples the Prometheus project's Python client parses from
     /// `file` (it throws on anything that is not the text format).
     static func samplesParsedByPrometheusClient(_ file: String) throws -> Int {

@@ -30,6 +30,7 @@ final class Locked<Value>: @unchecked Sendable {
                                          waitForSocket: false)
         let untilReady = listener.until("READY=1", timeout: 10)
         let ready = try #require(untilReady.last)
+        #expect(untilReady.count == 1, "the launch's state changes ride on READY=1's STATUS=, none before it: \(untilReady)")
         #expect(ready.contains("READY=1"))
         #expect(ready.contains { $0.hasPrefix("STATUS=app active") })
         #expect(ready.contains("MAINPID=\(service.process.processIdentifier)"))

@@ -30,9 +30,11 @@ public struct MemoryPressureSettings: Equatable, Sendable {
     /// - Throws: ``MemoryPressureError/malformedTrigger(_:)`` when
     ///   `$MEMORY_PRESSURE_WRITE` is not base64.
     public static func fromEnvironment() throws(MemoryPressureError) -> MemoryPressureSettings {
-        try resolve(watch: ProcessEnvironment.value("MEMORY_PRESSURE_WATCH"),
-                    write: ProcessEnvironment.value("MEMORY_PRESSURE_WRITE"),
-                    cgroupFile: cgroupPressureFile(), procFile: "/proc/pressure/memory")
+        let watch = ProcessEnvironment.value("MEMORY_PRESSURE_WATCH")
+        // The cgroup is looked up only when systemd named no file (it reads
+        // /proc/self/cgroup: a service's start-up need not pay for it).
+        return try resolve(watch: watch, write: ProcessEnvironment.value("MEMORY_PRESSURE_WRITE"),
+                           cgroupFile: watch == nil ? cgroupPressureFile() : nil, procFile: "/proc/pressure/memory")
     }
 
     /// The decision of ``fromEnvironment()``, testable.

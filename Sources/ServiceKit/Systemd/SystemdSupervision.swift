@@ -5,7 +5,9 @@ import MainLoop
 import ServiceLogging
 
 /// Any application under a service manager: the notify protocol
-/// (`READY=1` once the service serves, `STATUS=` on every state change,
+/// (`READY=1` once the service serves, `STATUS=` on every state change
+/// after it (the changes before it, such as the launch's, ride on
+/// `READY=1`'s own `STATUS=`: one datagram at start-up, not three),
 /// `RELOADING=1`/`READY=1` around a SIGHUP reload, `STOPPING=1`) and the
 /// watchdog (`WATCHDOG=1` every half period, sent by a timer *on the loop
 /// thread*, so a loop blocked in a callback stops the pings and systemd
@@ -34,6 +36,8 @@ public final class SystemdSupervision {
     private var watchdogTimer: LoopTimer?
     private var hangup: SignalSource?
     private var stateObserver: Int?
+    /// Whether ``ready()`` was called: state changes are reported from then on.
+    private var isReady = false
     private let failureLog: RateLimitedLog
     /// SIGHUP can come at any rate from any process of the user.
     private let reloadLog: RateLimitedLog
@@ -69,7 +73,7 @@ public final class SystemdSupervision {
         }
         if notifier != nil {
             stateObserver = application.addEngineObserver { [weak self] event in
-                guard case .stateChanged = event, let self else { return }
+                guard case .stateChanged = event, let self, self.isReady else { return }
                 self.reportStatus()
             }
         }
@@ -77,6 +81,7 @@ public final class SystemdSupervision {
 
     /// `READY=1` with the status, and the watchdog pings start.
     public func ready() {
+        isReady = true
         notify { try $0.ready(status: statusLine()) }
         guard let watchdog, notifier != nil, watchdogTimer == nil else { return }
         watchdogTimer = application.loop.scheduleTimer(after: watchdog.pingInterval, repeating: watchdog.pingInterval) {
