@@ -121,7 +121,7 @@ extension ControlServer {
         if isPrivateDirectory(parent) {
             for _ in 0..<8 {
                 let staged = "\(parent)/\(stagingPrefix)\(pid)-\(String(UInt32.random(in: .min ... .max), radix: 16))"
-                guard try bind(fd, to: staged, naming: path) else { continue }  // the name was taken: another
+                guard try bind(fd, to: staged, naming: path) else { continue }  // the name is taken: try another
                 return (try place(fd, from: staged, at: path, mode: mode), nil)
             }
             throw .system(operation: "bind on \(path): no free staging name in \(parent)", errno: EADDRINUSE)
