@@ -33,8 +33,10 @@ extension CoalescingTable {
         // Pass 1, in place: value kinds and subjects of perSubject kinds
         // (the bulk of a large flush); a keyDiff kind gets a placeholder,
         // completed in pass 2 (it builds a JSON map).
-        for held in heldOrder {
-            let slot = Int(held.slot)
+        var entry = heldHead
+        while entry != HeldList.end {
+            let (slot, subject) = heldParts(entry)
+            entry = nextHeld(after: entry)
             switch kinds[slot].shape {
             case .lastValue, .latestEvent:
                 let kindSlot = kinds[slot].held!
@@ -42,27 +44,27 @@ extension CoalescingTable {
                 if kinds[slot].shape == .latestEvent || kindSlot.current != kindSlot.atSuspension {
                     kinds[slot].counters.deliveredMerged += 1
                     kinds[slot].counters.folded += kindSlot.count
-                    flushEntries.append(FlushEntry(slot: held.slot, subject: -1, value: kindSlot.current,
+                    flushEntries.append(FlushEntry(slot: Int32(slot), subject: -1, value: kindSlot.current,
                                                    merged: kindSlot.count, resolved: -1))
                 } else {
                     kinds[slot].counters.cancelled += kindSlot.count
                 }
             case .keyDiff:
                 keyDiffs.append((flushEntries.count, slot))
-                flushEntries.append(FlushEntry(slot: held.slot, subject: -1, value: .null, merged: 0, resolved: -1))
+                flushEntries.append(FlushEntry(slot: Int32(slot), subject: -1, value: .null, merged: 0, resolved: -1))
             case .perSubject:
                 kinds[slot].held = nil
-                let index = Int(held.subject)
+                let index = Int(subject)
                 let subjectSlot = subjectRecords[index].held!
                 subjectRecords[index].held = nil
                 // Only a subject back at its default may be freed after the flush.
                 if subjectSlot.current == kinds[slot].defaultValue && !subjectRecords[index].isPinned {
-                    flushedSubjects.append(held.subject)
+                    flushedSubjects.append(subject)
                 }
                 if subjectSlot.current != subjectSlot.atSuspension {
                     kinds[slot].counters.deliveredMerged += 1
                     kinds[slot].counters.folded += subjectSlot.count
-                    flushEntries.append(FlushEntry(slot: held.slot, subject: held.subject, value: subjectSlot.current,
+                    flushEntries.append(FlushEntry(slot: Int32(slot), subject: subject, value: subjectSlot.current,
                                                    merged: subjectSlot.count, resolved: -1))
                 } else {
                     kinds[slot].counters.cancelled += subjectSlot.count
@@ -77,7 +79,7 @@ extension CoalescingTable {
             }
             flushEntries.removeAll { $0.slot < 0 }
         }
-        heldOrder.removeAll(keepingCapacity: true)
+        clearHeldList()
         heldSlots = 0
         return flushEntries.count
     }
@@ -153,20 +155,22 @@ extension CoalescingTable {
 
     /// Drops everything held (the app died), counting it as discarded.
     public mutating func discard() {
-        for entry in heldOrder {
-            let slot = Int(entry.slot)
+        var entry = heldHead
+        while entry != HeldList.end {
+            let (slot, subject) = heldParts(entry)
+            entry = nextHeld(after: entry)  // before the subject may be freed
             if let held = kinds[slot].held {
                 kinds[slot].counters.discarded += held.count
                 kinds[slot].held = nil
             }
-            let held = kinds[slot].shape == .keyDiff ? subjects[slot].heldKeys : (entry.subject >= 0 ? [entry.subject] : [])
+            let held = kinds[slot].shape == .keyDiff ? subjects[slot].heldKeys : (subject >= 0 ? [subject] : [])
             for subject in held {
                 subjectRecords[Int(subject)].held = nil
                 releaseSubjectIfIdle(subject)
             }
             subjects[slot].heldKeys.removeAll(keepingCapacity: true)
         }
-        heldOrder.removeAll(keepingCapacity: true)
+        clearHeldList()
         heldSlots = 0
     }
 }

@@ -49,7 +49,7 @@ extension CoalescingTable {
         }
         if firstHeld {
             heldSlots += 1
-            heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1))
+            appendHeld(HeldList.entry(kind: slot))
         }
         return effect
     }
@@ -92,7 +92,7 @@ extension CoalescingTable {
             if kinds[slot].held == nil {
                 kinds[slot].held = HeldSlot(atSuspension: previous, current: new, count: 1)
                 heldSlots += 1
-                if keyDiff { heldOrder.append(HeldEntry(slot: Int32(slot), subject: -1)) }
+                if keyDiff { appendHeld(HeldList.entry(kind: slot)) }
             } else {
                 kinds[slot].held!.current = new
                 kinds[slot].held!.count &+= 1
@@ -103,7 +103,7 @@ extension CoalescingTable {
                 if keyDiff {
                     subjects[slot].heldKeys.append(subject)
                 } else {
-                    heldOrder.append(HeldEntry(slot: Int32(slot), subject: subject))
+                    appendHeld(subject)
                 }
             } else {
                 subjectRecords[index].held!.current = new
@@ -111,6 +111,44 @@ extension CoalescingTable {
             }
             return .held
         }
+    }
+
+    /// Appends `entry` to the held list (a first held event; rare, so not
+    /// inlined into the hot path).
+    @usableFromInline
+    mutating func appendHeld(_ entry: Int32) {
+        setNextHeld(of: entry, to: HeldList.end)
+        if heldTail == HeldList.end {
+            heldHead = entry
+        } else {
+            setNextHeld(of: heldTail, to: entry)
+        }
+        heldTail = entry
+    }
+
+    private mutating func setNextHeld(of entry: Int32, to next: Int32) {
+        if entry >= 0 {
+            subjectRecords[Int(entry)].nextHeld = next
+        } else {
+            kinds[Int(-entry - 1)].nextHeld = next
+        }
+    }
+
+    /// The entry after `entry` in the held list.
+    func nextHeld(after entry: Int32) -> Int32 {
+        entry >= 0 ? subjectRecords[Int(entry)].nextHeld : kinds[Int(-entry - 1)].nextHeld
+    }
+
+    /// The kind slot and the subject (-1 for a kind's own entry) of a held
+    /// list entry.
+    func heldParts(_ entry: Int32) -> (slot: Int, subject: Int32) {
+        entry >= 0 ? (Int(subjectRecords[Int(entry)].slot), entry) : (Int(-entry - 1), -1)
+    }
+
+    /// Empties the held list (its links are rewritten as entries are added).
+    mutating func clearHeldList() {
+        heldHead = HeldList.end
+        heldTail = HeldList.end
     }
 
     /// The notification of a live change that `record` reported.

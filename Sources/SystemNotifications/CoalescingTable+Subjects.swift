@@ -33,8 +33,7 @@ extension CoalescingTable {
     /// Whether a burst left storage that ``giveBackStorage()`` would give
     /// back (see ``finishFlush()``).
     var burstLeftStorage: Bool {
-        subjectStorageIsSparse || heldOrder.capacity > Self.keptBurstCapacity
-            || flushedSubjects.capacity > Self.keptBurstCapacity || flushEntries.storageCapacity > Self.keptBurstCapacity
+        subjectStorageIsSparse || flushedSubjects.capacity > Self.keptBurstCapacity || flushEntries.storageCapacity > Self.keptBurstCapacity
             || subjects.contains { $0.heldKeys.capacity > Self.keptBurstCapacity }
     }
 
@@ -52,7 +51,6 @@ extension CoalescingTable {
     public mutating func giveBackStorage() -> Bool {
         guard burstLeftStorage, heldSlots == 0, flushEntries.count == 0 else { return false }
         let kept = Self.keptBurstCapacity
-        if heldOrder.capacity > kept { heldOrder = [] }
         if flushedSubjects.capacity > kept { flushedSubjects = [] }
         if flushedValues.capacity > kept { flushedValues = [] }
         flushEntries.shrinkIfSparse()
@@ -98,14 +96,15 @@ extension CoalescingTable {
         let subjectStorage: Int
         /// The largest name index's capacity.
         let nameIndexCapacity: Int
-        /// The held list's capacity.
-        let heldListCapacity: Int
+        /// The largest held-keys list's capacity (keyDiff kinds; the held
+        /// list itself is linked through the records and keeps nothing).
+        let heldKeysCapacity: Int
         /// Flush entries the storage has room for.
         let flushEntryStorage: Int
 
         var description: String {
             "positions \(subjectPositions), records \(subjectStorage), names \(nameIndexCapacity), "
-                + "held list \(heldListCapacity), flush entries \(flushEntryStorage)"
+                + "held keys \(heldKeysCapacity), flush entries \(flushEntryStorage)"
         }
     }
 
@@ -113,6 +112,7 @@ extension CoalescingTable {
     var storage: StorageFootprint {
         StorageFootprint(subjectPositions: subjectRecords.capacity, subjectStorage: subjectRecords.storageCapacity,
                          nameIndexCapacity: subjects.map(\.indexByName.capacity).max() ?? 0,
-                         heldListCapacity: heldOrder.capacity, flushEntryStorage: flushEntries.storageCapacity)
+                         heldKeysCapacity: subjects.map(\.heldKeys.capacity).max() ?? 0,
+                         flushEntryStorage: flushEntries.storageCapacity)
     }
 }

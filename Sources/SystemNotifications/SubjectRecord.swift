@@ -23,6 +23,9 @@ struct SubjectRecord {
     var name: String
     /// The kind it belongs to.
     var slot: Int32
+    /// The entry after this subject's in the held list (see ``HeldList``;
+    /// in the padding after `slot`, so a record stays 96 bytes).
+    var nextHeld = HeldList.end
     /// Its current value (the kind's default until an event changes it).
     var value: EventValue
     /// What is held for it while suspended.

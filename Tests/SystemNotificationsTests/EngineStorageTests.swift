@@ -97,7 +97,7 @@ import Testing
             let storage = table.storage
             #expect(storage.subjectPositions <= 4, "round \(round): \(storage)")
             #expect(storage.subjectStorage <= 1024 && storage.nameIndexCapacity <= 1024
-                    && storage.heldListCapacity <= 4096 && storage.flushEntryStorage <= 4096, "round \(round): \(storage)")
+                    && storage.heldKeysCapacity <= 4096 && storage.flushEntryStorage <= 4096, "round \(round): \(storage)")
             #expect(try table.subjectCount(of: .accessory) == 2, "the pinned one and the last of the burst, still connected")
             #expect(try table.currentValue(of: .accessory, subject: "a\(burst - 1)") == true)
             // The moved subject is still found by name and changes in place.
