@@ -39,6 +39,33 @@ import Testing
         }
     }
 
+    /// The held list (linked through the kinds and the subject records)
+    /// keeps first-held order across kinds and subjects, suspension after
+    /// suspension, while subjects are freed (back at their default) and
+    /// their records reused by new ones, and after a discard.
+    @Test func firstHeldOrderHoldsAcrossSuspensionsAndReusedSubjects() throws {
+        var table = CoalescingTable()
+        func hold(_ events: [SystemEvent]) throws -> [String] {
+            for event in events { _ = try table.record(event, mode: .holding) }
+            return table.flushNotifications().map { "\($0.name) \($0.subject ?? "-")" }
+        }
+        #expect(try hold([.accessory(id: "a", connected: true), .orientation(.faceUp),
+                          .accessory(id: "b", connected: true), .batteryLevel(0.5), .accessory(id: "a", connected: true)])
+                == ["accessoryDidConnect a", "orientationDidChange -", "accessoryDidConnect b", "batteryLevelDidChange -"])
+        // a and b go back to their default: freed after this flush.
+        #expect(try hold([.batteryLevel(0.25), .accessory(id: "b", connected: false), .accessory(id: "a", connected: false)])
+                == ["batteryLevelDidChange -", "accessoryDidDisconnect b", "accessoryDidDisconnect a"])
+        // New subjects take the freed records; the order is still first held.
+        #expect(try hold([.accessory(id: "d", connected: true), .accessory(id: "c", connected: true),
+                          .orientation(.portrait), .accessory(id: "d", connected: false), .accessory(id: "d", connected: true)])
+                == ["accessoryDidConnect d", "accessoryDidConnect c", "orientationDidChange -"])
+        _ = try table.record(.accessory(id: "e", connected: true), mode: .holding)
+        _ = try table.record(.orientation(.faceDown), mode: .holding)
+        table.discard()
+        #expect(try hold([.orientation(.landscapeLeft), .accessory(id: "f", connected: true)])
+                == ["orientationDidChange -", "accessoryDidConnect f"])
+    }
+
     @Test func discardDropsWhatWasHeld() throws {
         var table = CoalescingTable()
         _ = try table.record(.orientation(.faceUp), mode: .holding)
