@@ -23,15 +23,21 @@ runs = int(sys.argv[1])
 binaries = sys.argv[2:]
 
 
+# Per mainloop binary, asked once: the options that turn its D-Bus and
+# device sources off, where it has them.
+sources_off = {}
+for binary in binaries:
+    if 'mainloop' in os.path.basename(binary):
+        help_text = subprocess.run([binary, 'run', '--help'], capture_output=True).stdout
+        sources_off[binary] = ['--no-system-bus', '--no-devices'] if b'--no-system-bus' in help_text else []
+
+
 def arguments(binary, work):
-    if 'mainloop' not in os.path.basename(binary):
+    if binary not in sources_off:
         return [binary]
-    extra = []
-    if b'--no-system-bus' in subprocess.run([binary, 'run', '--help'], capture_output=True).stdout:
-        extra = ['--no-system-bus', '--no-devices']
     return [binary, 'run', '--socket', os.path.join(work, 's.sock'),
             '--defaults-file', os.path.join(work, 'd.json'), '--locale-file', os.path.join(work, 'locale'),
-            '--zone-file', os.path.join(work, 'localtime')] + extra
+            '--zone-file', os.path.join(work, 'localtime')] + sources_off[binary]
 
 
 def once(binary):

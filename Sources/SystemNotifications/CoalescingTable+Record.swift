@@ -130,19 +130,19 @@ extension CoalescingTable {
         if entry >= 0 {
             subjectRecords[Int(entry)].nextHeld = next
         } else {
-            kinds[Int(-entry - 1)].nextHeld = next
+            kinds[HeldList.kindSlot(of: entry)].nextHeld = next
         }
     }
 
     /// The entry after `entry` in the held list.
     func nextHeld(after entry: Int32) -> Int32 {
-        entry >= 0 ? subjectRecords[Int(entry)].nextHeld : kinds[Int(-entry - 1)].nextHeld
+        entry >= 0 ? subjectRecords[Int(entry)].nextHeld : kinds[HeldList.kindSlot(of: entry)].nextHeld
     }
 
     /// The kind slot and the subject (-1 for a kind's own entry) of a held
     /// list entry.
     func heldParts(_ entry: Int32) -> (slot: Int, subject: Int32) {
-        entry >= 0 ? (Int(subjectRecords[Int(entry)].slot), entry) : (Int(-entry - 1), -1)
+        entry >= 0 ? (Int(subjectRecords[Int(entry)].slot), entry) : (HeldList.kindSlot(of: entry), -1)
     }
 
     /// Empties the held list (its links are rewritten as entries are added).

@@ -68,6 +68,9 @@ enum HeldList {
     /// A kind slot's entry.
     @inlinable
     static func entry(kind slot: Int) -> Int32 { Int32(-(slot + 1)) }
+
+    /// The kind slot of a kind's entry (the inverse of ``entry(kind:)``).
+    static func kindSlot(of entry: Int32) -> Int { Int(-entry - 1) }
 }
 
 /// The notification engine's whole coalescing state, in one value: the
