@@ -7,8 +7,12 @@ public struct NotificationObserverToken: Hashable, Sendable {
 
 /// An observer's body, in a class so a delivery can borrow it.
 final class ObserverBox {
+    let id: Int
     let body: (SystemNotification) -> Void
-    init(_ body: @escaping (SystemNotification) -> Void) { self.body = body }
+    init(id: Int, _ body: @escaping (SystemNotification) -> Void) {
+        self.id = id
+        self.body = body
+    }
 }
 
 /// One registered observer, as the delivery loop reads it.
@@ -42,8 +46,11 @@ final class NotificationObservers {
     @exclusivity(unchecked) private var entries: ContiguousArray<ObserverEntry> = []
     /// A copy of `entries` in memory the registry owns, read by deliveries.
     @exclusivity(unchecked) private var block = UnsafeMutableBufferPointer<ObserverEntry>(start: nil, count: 0)
-    /// Owns every box that `entries` (or `addedMeanwhile`) refers to.
-    @exclusivity(unchecked) private var owners: [Int: ObserverBox] = [:]
+    /// Owns every box that `entries` (or `addedMeanwhile`) refers to. An
+    /// array, searched only when an observer is removed: a dictionary's
+    /// first use cost every start-up 0.1 million instructions of run-time
+    /// generic instantiation.
+    @exclusivity(unchecked) private var owners: ContiguousArray<ObserverBox> = []
     /// `ranges[slot]` is where the slot's observers are in `entries`
     /// (`slotCount` of them, in the registry's own memory like `block`).
     @exclusivity(unchecked) private var ranges = UnsafeMutableBufferPointer<Range<Int>>(start: nil, count: 0)
@@ -76,8 +83,8 @@ final class NotificationObservers {
     /// Adds an observer of `slot` (nil: every kind).
     func add(slot: Int?, _ body: @escaping (SystemNotification) -> Void) -> NotificationObserverToken {
         nextID += 1
-        let box = ObserverBox(body)
-        owners[nextID] = box
+        let box = ObserverBox(id: nextID, body)
+        owners.append(box)
         let entry = ObserverEntry(id: nextID, slot: slot ?? -1, box: .passUnretained(box))
         if let slot { ensureSlots(slot + 1) }
         if deliveries > 0 {
@@ -93,7 +100,7 @@ final class NotificationObservers {
     func remove(_ token: NotificationObserverToken) -> Bool {
         if let pending = addedMeanwhile.firstIndex(where: { $0.id == token.id }) {
             addedMeanwhile.remove(at: pending)
-            owners[token.id] = nil
+            owners.removeAll { $0.id == token.id }
             return true
         }
         guard let index = entries.firstIndex(where: { $0.id == token.id }), !removedMeanwhile.contains(token.id) else {
@@ -105,7 +112,7 @@ final class NotificationObservers {
             hasDeferredChanges = true
         } else {
             entries.remove(at: index)
-            owners[token.id] = nil
+            owners.removeAll { $0.id == token.id }
             rebuildRanges()
         }
         return true
@@ -148,7 +155,7 @@ final class NotificationObservers {
         hasDeferredChanges = false
         if !removedMeanwhile.isEmpty {
             entries.removeAll { removedMeanwhile.contains($0.id) }
-            for id in removedMeanwhile { owners[id] = nil }
+            owners.removeAll { removedMeanwhile.contains($0.id) }
             removedMeanwhile.removeAll()
             removalsMeanwhile = 0
         }

@@ -21,10 +21,31 @@ public final class FileWatcher {
     public let loop: MainRunLoop
     private let inotifyFD: Int32
     private var source: FileDescriptorSource?
-    /// Watch descriptor → (file name in that directory → handlers).
-    private var watches: [Int32: [String: [(id: Int, body: () -> Void)]]] = [:]
+    /// One registered handler: the watch descriptor of its file's directory,
+    /// the file's name there. In registration order.
+    private struct Handler {
+        let id: Int
+        let file: WatchedFile
+        let body: () -> Void
+    }
+    /// A file: its directory's watch descriptor and its name there.
+    private struct WatchedFile {
+        let descriptor: Int32
+        let name: String
+
+        func isSame(as other: WatchedFile) -> Bool { descriptor == other.descriptor && name == other.name }
+    }
+    /// Plain arrays, searched linearly: a service watches a handful of
+    /// files (dictionaries of them cost every start-up 0.15 million
+    /// instructions of run-time generic instantiation).
+    private var handlers: [Handler] = []
+    /// A watched directory and its watch descriptor.
+    private struct Directory {
+        let path: String
+        let descriptor: Int32
+    }
+    private var directories: [Directory] = []
     private var nextID = 0
-    private var directories: [String: Int32] = [:]
 
     /// What counts as a change of a file in a watched directory.
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
@@ -53,23 +74,24 @@ public final class FileWatcher {
     }
 
     /// Calls `handler` on the loop whenever `path` is written, replaced,
-    /// created or deleted.
+    /// created or deleted, and once after the kernel's event queue
+    /// overflowed (a change may have been among the events it dropped).
     /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
     ///   directory cannot be watched (for example, it does not exist).
     @discardableResult
     public func watch(_ path: String, handler: @escaping () -> Void) throws(MainLoopError) -> Token {
         loop.preconditionInLoop()
         let (directory, name) = AtomicFile.split(path)
-        let descriptor: Int32
-        if let existing = directories[directory] {
-            descriptor = existing
+        let watchDescriptor: Int32
+        if let existing = descriptor(of: directory) {
+            watchDescriptor = existing
         } else {
-            descriptor = inotify_add_watch(inotifyFD, directory, Self.mask)
-            guard descriptor >= 0 else { throw .system(operation: "inotify_add_watch(\(directory))", errno: errno) }
-            directories[directory] = descriptor
+            watchDescriptor = inotify_add_watch(inotifyFD, directory, Self.mask)
+            guard watchDescriptor >= 0 else { throw .system(operation: "inotify_add_watch(\(directory))", errno: errno) }
+            directories.append(Directory(path: directory, descriptor: watchDescriptor))
         }
         nextID += 1
-        watches[descriptor, default: [:]][name, default: []].append((nextID, handler))
+        handlers.append(Handler(id: nextID, file: WatchedFile(descriptor: watchDescriptor, name: name), body: handler))
         return Token(id: nextID, path: path)
     }
 
@@ -77,11 +99,8 @@ public final class FileWatcher {
     /// removed once none of its files is watched.
     public func unwatch(_ token: Token) {
         loop.preconditionInLoop()
-        let (directory, name) = AtomicFile.split(token.path)
-        guard let descriptor = directories[directory] else { return }
-        watches[descriptor]?[name]?.removeAll { $0.id == token.id }
-        if watches[descriptor]?[name]?.isEmpty ?? false { watches[descriptor]?[name] = nil }
-        removeWatchIfUnused(directory, descriptor)
+        guard let index = handlers.firstIndex(where: { $0.id == token.id }) else { return }
+        removeWatchIfUnused(handlers.remove(at: index).file.descriptor)
     }
 
     /// Stops calling every handler registered for `path`; the directory's
@@ -91,46 +110,74 @@ public final class FileWatcher {
     public func unwatch(_ path: String) -> Bool {
         loop.preconditionInLoop()
         let (directory, name) = AtomicFile.split(path)
-        guard let descriptor = directories[directory], watches[descriptor]?[name] != nil else { return false }
-        watches[descriptor]?[name] = nil
-        removeWatchIfUnused(directory, descriptor)
+        guard let descriptor = descriptor(of: directory) else { return false }
+        let file = WatchedFile(descriptor: descriptor, name: name)
+        guard isWatched(file) else { return false }
+        handlers.removeAll { $0.file.isSame(as: file) }
+        removeWatchIfUnused(descriptor)
         return true
     }
 
-    private func removeWatchIfUnused(_ directory: String, _ descriptor: Int32) {
-        guard watches[descriptor]?.isEmpty ?? true else { return }
-        watches[descriptor] = nil
-        directories[directory] = nil
+    private func descriptor(of directory: String) -> Int32? {
+        directories.first { $0.path == directory }?.descriptor
+    }
+
+    private func isWatched(_ file: WatchedFile) -> Bool {
+        handlers.contains { $0.file.isSame(as: file) }
+    }
+
+    private func removeWatchIfUnused(_ descriptor: Int32) {
+        guard !handlers.contains(where: { $0.file.descriptor == descriptor }) else { return }
+        directories.removeAll { $0.descriptor == descriptor }
         inotify_rm_watch(inotifyFD, descriptor)
     }
 
     /// The paths watched now, sorted.
     public var watchedPaths: [String] {
-        directories.flatMap { directory, descriptor in
-            (watches[descriptor] ?? [:]).keys.map { directory == "/" ? "/" + $0 : directory + "/" + $0 }
-        }.sorted()
+        var paths: [String] = []
+        for handler in handlers {
+            guard let directory = directories.first(where: { $0.descriptor == handler.file.descriptor })?.path else { continue }
+            let path = directory == "/" ? "/" + handler.file.name : directory + "/" + handler.file.name
+            if !paths.contains(path) { paths.append(path) }
+        }
+        return paths.sorted()
     }
 
     private func readEvents() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var changed: [(Int32, String)] = []
+        // Only watched files are kept (at most one entry per watched file,
+        // whatever else changes in their directories).
+        var changed: [WatchedFile] = []
+        var overflowed = false
         while true {
             let count = read(inotifyFD, &buffer, buffer.count)
             guard count > 0 else { break }
             var offset = 0
             // struct inotify_event { int wd; uint32 mask, cookie, len; char name[len]; }
             while offset + 16 <= count {
-                let (descriptor, nameLength) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                let (descriptor, mask, nameLength) = buffer.withUnsafeBytes { raw in
+                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
                 }
-                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + nameLength)].prefix { $0 != 0 }
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                if !changed.contains(where: { $0.0 == descriptor && $0.1 == name }) { changed.append((descriptor, name)) }
                 offset += 16 + nameLength
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    overflowed = true
+                    continue
+                }
+                let nameBytes = buffer[(offset - nameLength)..<min(count, offset)].prefix { $0 != 0 }
+                let file = WatchedFile(descriptor: descriptor, name: String(decoding: nameBytes, as: UTF8.self))
+                guard isWatched(file), !changed.contains(where: { $0.isSame(as: file) }) else { continue }
+                changed.append(file)
             }
         }
-        for (descriptor, name) in changed {
-            for handler in watches[descriptor]?[name] ?? [] { handler.body() }
+        // A snapshot: handlers may watch or unwatch while they run.
+        let registered = handlers
+        if overflowed {
+            for handler in registered { handler.body() }
+            return
+        }
+        for file in changed {
+            for handler in registered where handler.file.isSame(as: file) { handler.body() }
         }
     }
 }

@@ -87,7 +87,11 @@ public final class SignificantTimeChangeSource {
         }
         if detectClockSet { try startClockSetDetection() }
         armMidnight()
-        armDaylightSaving()
+        // The DST search (about 400 `localtime_r` calls, a tenth of a
+        // service's start-up) waits for the loop's first turn, from this
+        // instant: a transition in between fires at once, none is lost.
+        daylightSavingSearchFrom = clock.now()
+        try loop.executeInLoop(priority: .system) { [weak self] in self?.armPendingDaylightSaving() }
     }
 
     deinit {
@@ -135,8 +139,16 @@ public final class SignificantTimeChangeSource {
 
     /// When the midnight timer is due, in wall-clock seconds (for tests and logs).
     public private(set) var nextMidnight: Double = 0
-    /// When the DST timer is due, if the zone has a transition ahead.
-    public private(set) var nextDaylightSavingTransition: Double?
+    /// When the DST timer is due, if the zone has a transition ahead. The
+    /// first search runs in the loop's first turn after the source was
+    /// made, or at the first read of this property if that comes sooner.
+    public var nextDaylightSavingTransition: Double? {
+        armPendingDaylightSaving()
+        return daylightSavingTransition
+    }
+    private var daylightSavingTransition: Double?
+    /// Where the first DST search starts, until it has run.
+    private var daylightSavingSearchFrom: Double?
 
     private func armMidnight() {
         let now = clock.now()
@@ -144,10 +156,16 @@ public final class SignificantTimeChangeSource {
         midnightTimer.schedule(after: .seconds(fractional: max(0, nextMidnight - now)))
     }
 
-    private func armDaylightSaving() {
+    private func armPendingDaylightSaving() {
+        guard let from = daylightSavingSearchFrom else { return }
+        armDaylightSaving(searchingFrom: from)
+    }
+
+    private func armDaylightSaving(searchingFrom from: Double? = nil) {
+        daylightSavingSearchFrom = nil
         let now = clock.now()
-        nextDaylightSavingTransition = clock.nextDaylightSavingTransition(after: now)
-        if let transition = nextDaylightSavingTransition {
+        daylightSavingTransition = clock.nextDaylightSavingTransition(after: from ?? now)
+        if let transition = daylightSavingTransition {
             daylightSavingTimer.schedule(after: .seconds(fractional: max(0, transition - now)))
         } else {
             daylightSavingTimer.cancel()

@@ -39,8 +39,13 @@ public struct BoundedLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let explicit = event.metadata { merged.merge(explicit) { $1 } }
-        let fields = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            .joined(separator: " ")
+        // Appended field by field: `joined(separator:)` is generic code the
+        // compiler leaves unspecialized, and its first call resolved
+        // conformances at run time (0.1 million instructions of start-up).
+        var fields = ""
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+            fields += " \(key)=\(value)"
+        }
         pump.write(line: "\(UTCTimestamp.now().iso) \(event.level) \(label) :\(fields) \(event.message)")
     }
 }

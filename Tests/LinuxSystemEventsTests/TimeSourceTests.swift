@@ -25,6 +25,24 @@ final class ScriptedWallClock: WallClock {
     func zoneIdentity() -> String { zone }
 }
 
+/// A wall clock that counts its DST searches.
+final class CountingWallClock: WallClock {
+    let base: any WallClock
+    let searched: () -> Void
+    init(_ base: any WallClock, searched: @escaping () -> Void) {
+        self.base = base
+        self.searched = searched
+    }
+
+    func now() -> Double { base.now() }
+    func nextLocalMidnight(after time: Double) -> Double { base.nextLocalMidnight(after: time) }
+    func nextDaylightSavingTransition(after time: Double) -> Double? {
+        searched()
+        return base.nextDaylightSavingTransition(after: time)
+    }
+    func zoneIdentity() -> String { base.zoneIdentity() }
+}
+
 @Suite(.timeLimit(.minutes(2))) struct InjectedClockTimeSourceTests {
     private func source(_ clock: ScriptedWallClock) throws -> (SignificantTimeChangeSource, () -> [String]) {
         var events: [String] = []
@@ -56,6 +74,29 @@ final class ScriptedWallClock: WallClock {
         try loop.advance(by: .seconds(4_000))
         #expect(take() == ["daylightSaving@1500", "daylightSaving@5000"])
         #expect(source.nextDaylightSavingTransition == nil, "no transition left in the script")
+    }
+
+    /// The DST search (a year of `localtime_r` calls) waits for the loop's
+    /// first turn, so it is not part of a service's start-up; reading the
+    /// transition sooner runs it then. Either way it searches from the
+    /// instant the source was made.
+    @Test func theDaylightSavingSearchWaitsForTheFirstTurnOrARead() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        let clock = ScriptedWallClock(loop: loop, epoch: 1_000, transitions: [1_500])
+        var searches = 0
+        let counting = CountingWallClock(clock) { searches += 1 }
+        let source = try SignificantTimeChangeSource(loop: loop, clock: counting, watcher: nil, detectClockSet: false) { _ in }
+        #expect(searches == 0, "not searched while the source is made")
+        try loop.runUntilIdle()
+        #expect(searches == 1, "searched in the first turn")
+        #expect(source.nextDaylightSavingTransition == 1_500)
+        #expect(searches == 1, "a read after the first turn searches nothing more")
+
+        let early = try SignificantTimeChangeSource(loop: loop, clock: counting, watcher: nil, detectClockSet: false) { _ in }
+        #expect(early.nextDaylightSavingTransition == 1_500, "a read before the first turn searches at once")
+        #expect(searches == 2)
+        try loop.runUntilIdle()
+        #expect(searches == 2, "the first turn then finds it done")
     }
 
     @Test func aZoneChangePostsTimeZoneOnceAndReArmsTheTimers() throws {
