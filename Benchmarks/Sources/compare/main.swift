@@ -46,10 +46,26 @@ let probes: [String: (Int) throws -> Void] = [
     "live": { _ = try MainLoopContenders.liveNotification(events: $0, observers: 1) },
     "held": { _ = try MainLoopContenders.heldCoalesce(events: $0) },
     "keyed": { _ = try MainLoopContenders.heldKeyed(events: $0, subjects: 1000) },
+    // Every event a subject's first hold (as in the 10^6 row): N ≤ 100,000.
+    "keyed-first": { _ = try MainLoopContenders.heldKeyed(events: $0, subjects: 100_000) },
     "flush": { _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: $0) },
     "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
     "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
     "flush-memory": { try MainLoopContenders.flushMemory(subjects: $0) },
+    // One observation line of `mainloop run` serialized to bytes, N times.
+    "json-line": { count in
+        let line: JSONObject = ["at": .number(1_795_546_609.301), "time": .string("2026-11-24T18:56:49.301Z"),
+                                "notification": .string("orientationDidChange"), "orientation": .string("faceUp"),
+                                "merged": .number(1)]
+        var bytes: [UInt8] = []
+        var total = 0
+        for _ in 0..<count {
+            bytes.removeAll(keepingCapacity: true)
+            JSONValue.object(line).appendJSON(to: &bytes)
+            total &+= bytes.count
+        }
+        precondition(total > 0)
+    },
 ]
 for (name, probe) in probes {
     if let index = arguments.firstIndex(of: "--probe-\(name)"), let count = Int(arguments[index + 1]) {
