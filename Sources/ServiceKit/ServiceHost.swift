@@ -62,7 +62,8 @@ public final class ServiceHost {
         self.logger = logger
         application = try Application(loop: loop, configuration: configuration, limits: options.limits)
         center = application.notifications
-        observer = ObservationRecorder(timestamp: { ServiceHost.wallClockFields() }, sink: output)
+        let wallClock = WallClockFields()
+        observer = ObservationRecorder(timestamp: { wallClock.now() }, sink: output)
         try observer.attach(to: application)
         sources = try LinuxSources(center: center, logger: logger, settings: options.sourceSettings)
         responder = ControlResponder(application: application, maxReplyBytes: options.maxReplyBytes)
@@ -129,12 +130,6 @@ public final class ServiceHost {
     /// Answers one control request (the standard vocabulary, see
     /// ``ControlResponder/handle(_:)``).
     public func handle(_ request: JSONValue) -> JSONObject { responder.handle(request) }
-
-    /// `at` (Unix seconds) and `time` (ISO 8601, UTC, milliseconds).
-    static func wallClockFields() -> JSONObject {
-        let (at, iso) = UTCTimestamp.now()
-        return ["at": .number(at), "time": .string(iso)]
-    }
 }
 
 /// Bound to its loop's thread: to use it from another thread, carry it in a

@@ -8,8 +8,13 @@ public enum UTCTimestamp {
     public static func now() -> (at: Double, iso: String) {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        let millis = Int32(spec.tv_nsec / 1_000_000)
-        return (Double(spec.tv_sec) + Double(millis) / 1000, iso(unixSeconds: spec.tv_sec, milliseconds: millis))
+        return now(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
+    }
+
+    /// The instant `unixSeconds` + `milliseconds` as ``now()`` gives it:
+    /// seconds as a Double and the ISO 8601 text.
+    public static func now(unixSeconds: Int, milliseconds: Int32) -> (at: Double, iso: String) {
+        (Double(unixSeconds) + Double(milliseconds) / 1000, iso(unixSeconds: unixSeconds, milliseconds: milliseconds))
     }
 
     /// The ISO 8601 text of an instant in UTC.

@@ -1,4 +1,6 @@
 import Foundation
+import MainLoopJSON
+@testable import ServiceKit
 @testable import ServiceLogging
 import Testing
 
@@ -22,5 +24,21 @@ import Testing
         formatter.timeZone = TimeZone(identifier: "UTC")
         let wholeSeconds = formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds / 1000)))
         #expect(iso == wholeSeconds.dropLast() + String(format: ".%03dZ", milliseconds % 1000))
+    }
+
+    /// The observation lines' leading fields are made once per millisecond
+    /// and agree with `UTCTimestamp` (the same instant, as text and number).
+    @Test func wallClockFieldsAreTheTimestampOfTheirMillisecond() throws {
+        let clock = WallClockFields()
+        var seen: [JSONObject] = []
+        // Until the millisecond has changed at least once.
+        while Set(seen.compactMap { $0["at"] }).count < 2 { seen.append(clock.now()) }
+        for fields in seen {
+            #expect(fields.orderedKeys == ["at", "time"])
+            let at = try #require(fields["at"]?.numberValue)
+            let milliseconds = Int((at * 1000).rounded())
+            #expect(fields["time"] == .string(UTCTimestamp.iso(unixSeconds: milliseconds / 1000,
+                                                                milliseconds: Int32(milliseconds % 1000))))
+        }
     }
 }

@@ -1,0 +1,26 @@
+import Glibc
+import MainLoopJSON
+import ServiceLogging
+
+/// The leading fields of each observation line `mainloop run` prints, `at`
+/// (Unix seconds to the millisecond) and `time` (ISO 8601 in UTC), made
+/// once per millisecond: a busy service prints many lines in one (about
+/// 150 at 150,000 events a second), and formatting the date and building
+/// the fields was a fifth of each line's cost. Loop thread only.
+final class WallClockFields {
+    private var millisecond = Int.min
+    private var fields: JSONObject = [:]
+
+    /// The fields for now.
+    func now() -> JSONObject {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        let now = spec.tv_sec &* 1000 &+ spec.tv_nsec / 1_000_000
+        if now != millisecond {
+            millisecond = now
+            let (at, iso) = UTCTimestamp.now(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
+            fields = ["at": .number(at), "time": .string(iso)]
+        }
+        return fields
+    }
+}
