@@ -47,6 +47,9 @@ public final class FileWatcher {
     private var directories: [Directory] = []
     private var nextID = 0
 
+    /// How many 16 KiB reads of events one turn makes at most.
+    static let readsPerTurn = 64
+
     /// What counts as a change of a file in a watched directory.
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
@@ -149,7 +152,10 @@ public final class FileWatcher {
         // whatever else changes in their directories).
         var changed: [WatchedFile] = []
         var overflowed = false
-        while true {
+        // At most 1 MiB of events per turn: processes that keep changing
+        // files in a watched directory cannot keep the loop here; what is
+        // left is read in the next turn (the descriptor is still readable).
+        for _ in 0..<Self.readsPerTurn {
             let count = read(inotifyFD, &buffer, buffer.count)
             guard count > 0 else { break }
             var offset = 0
