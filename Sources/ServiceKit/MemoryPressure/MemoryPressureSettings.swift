@@ -61,9 +61,7 @@ public struct MemoryPressureSettings: Equatable, Sendable {
         // caller falls back to /proc/pressure/memory or to not watching.
         guard let text = try? FileContents.text("/proc/self/cgroup") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("0::") {
-            // String + String: `+` with a Substring is generic code left
-            // unspecialized, resolved at run time on every start-up.
-            let file = "/sys/fs/cgroup" + String(line.dropFirst(3)) + "/memory.pressure"
+            let file = "/sys/fs/cgroup" + line.dropFirst(3) + "/memory.pressure"
             return access(file, F_OK) == 0 ? file : nil
         }
         return nil
