@@ -40,23 +40,24 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// `record(Self.fields(of:))`, without a second object to copy from).
     private func record(_ notification: SystemNotification) {
         var line = timestamp()
-        let payload = notification.payload
-        line.reserveCapacity(line.count + payload.count + 2)
-        line["notification"] = .string(notification.name)
-        for (key, value) in payload { line[key] = value }
-        line["merged"] = .number(Double(notification.merged))
+        Self.append(notification, to: &line)
         sink(line)
     }
 
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {
         var object = JSONObject()
+        append(notification, to: &object)
+        return object
+    }
+
+    /// Adds ``fields(of:)`` to `object`, after what it holds.
+    private static func append(_ notification: SystemNotification, to object: inout JSONObject) {
         let payload = notification.payload
-        object.reserveCapacity(payload.count + 2)
+        object.reserveCapacity(object.count + payload.count + 2)
         object["notification"] = .string(notification.name)
         for (key, value) in payload { object[key] = value }
         object["merged"] = .number(Double(notification.merged))
-        return object
     }
 
     /// Reports one line made of `key: value`.

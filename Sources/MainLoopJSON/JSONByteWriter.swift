@@ -53,11 +53,17 @@ struct JSONByteWriter {
         bytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// Bytes of a String (its own UTF-8 storage, not a copy, for a native string).
+    /// Bytes of a String, as they are.
     mutating func raw(_ text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ bytes($0) }) == nil {
+        Self.withUTF8(of: text) { bytes($0) }
+    }
+
+    /// `body` with the UTF-8 of `text`: its own storage for a native string
+    /// (no copy), else a contiguous copy.
+    private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if text.utf8.withContiguousStorageIfAvailable(body) == nil {
             var copy = text
-            copy.withUTF8 { bytes($0) }
+            copy.withUTF8(body)
         }
     }
 
@@ -101,10 +107,7 @@ struct JSONByteWriter {
     /// runs of other bytes (UTF-8 of any character) copied as they are.
     mutating func string(_ text: String) {
         byte(UInt8(ascii: "\""))
-        if text.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
-            var copy = text
-            copy.withUTF8 { escaped($0) }
-        }
+        Self.withUTF8(of: text) { escaped($0) }
         byte(UInt8(ascii: "\""))
     }
 
