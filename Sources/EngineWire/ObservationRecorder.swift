@@ -12,18 +12,49 @@ import SystemNotifications
 /// makes it the application's delegate (the application holds it), an
 /// engine observer and an observer of every kind.
 public final class ObservationRecorder: ApplicationDelegate {
+    /// Where the lines go: as objects, or as their JSON text.
+    private enum Sink {
+        case objects((JSONObject) -> Void)
+        case text(([UInt8]) -> Void)
+    }
+
     private let timestamp: () -> JSONObject
-    private let sink: (JSONObject) -> Void
+    private let sink: Sink
+    /// Text lines: the line being written (one buffer, reused), and the
+    /// timestamp last printed with its text (`{` and its members), reused
+    /// while `timestamp` returns that same object.
+    private var line: [UInt8] = []
+    private var printedTimestamp = JSONObject()
+    private var printedTimestampText: [UInt8] = [UInt8(ascii: "{")]
     /// Called after the didEnterBackground line, inside the callback (the
     /// replay blocks the main thread there when the app asked for it).
     public var didEnterBackground: ((Application) -> Void)?
 
+    /// Lines as objects.
     /// - Parameters:
     ///   - timestamp: the leading fields of each line (e.g. `at`).
     ///   - sink: receives each line, in order, on the loop thread.
     public init(timestamp: @escaping () -> JSONObject, sink: @escaping (JSONObject) -> Void) {
         self.timestamp = timestamp
-        self.sink = sink
+        self.sink = .objects(sink)
+    }
+
+    /// Lines as their compact JSON text, UTF-8 without a newline: the same
+    /// text as printing each object line (`JSONValue.object(line).appendJSON`),
+    /// written straight to bytes with no object built per line. For a
+    /// service printing many lines a second (`mainloop run`).
+    ///
+    /// The timestamp's text is printed again only when `timestamp` returns a
+    /// different object (`JSONObject.isIdentical(to:)`): return the same
+    /// one while it holds (as `mainloop run`'s, once per millisecond).
+    /// - Parameters:
+    ///   - timestamp: the leading fields of each line (e.g. `at`).
+    ///   - lineSink: receives each line's text, in order, on the loop
+    ///     thread. The array is the recorder's buffer, reused for the next
+    ///     line (keeping it costs a copy then).
+    public init(timestamp: @escaping () -> JSONObject, lineSink: @escaping ([UInt8]) -> Void) {
+        self.timestamp = timestamp
+        self.sink = .text(lineSink)
     }
 
     /// Makes this the application's delegate and observes the engine and
@@ -39,21 +70,37 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// ``fields(of:)``, built in one object (the same line as
     /// `record(Self.fields(of:))`, without a second object to copy from).
     private func record(_ notification: SystemNotification) {
-        var line = timestamp()
-        Self.append(notification, to: &line)
-        sink(line)
+        let stamp = timestamp()
+        let payload = notification.payload
+        guard case .text(let sink) = sink, !Self.reservedKeys(in: payload, stamp) else {
+            var line = stamp
+            Self.append(notification, payload, to: &line)
+            return emit(line)
+        }
+        let name = notification.name, merged = notification.merged
+        writeLine(stamp, to: sink) { line in
+            JSONObject.appendMemberJSON("notification", .string(name), to: &line)
+            payload.appendMembersJSON(to: &line)
+            JSONObject.appendMemberJSON("merged", .number(Double(merged)), to: &line)
+        }
+    }
+
+    /// Whether the payload has a key the line already has (a rule of your
+    /// own may name one so): the object line then holds the payload's value
+    /// in that key's place, and the text is printed from that object.
+    private static func reservedKeys(in payload: JSONObject, _ stamp: JSONObject) -> Bool {
+        payload.contains { $0.key == "notification" || $0.key == "merged" || stamp[$0.key] != nil }
     }
 
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {
         var object = JSONObject()
-        append(notification, to: &object)
+        append(notification, notification.payload, to: &object)
         return object
     }
 
     /// Adds ``fields(of:)`` to `object`, after what it holds.
-    private static func append(_ notification: SystemNotification, to object: inout JSONObject) {
-        let payload = notification.payload
+    private static func append(_ notification: SystemNotification, _ payload: JSONObject, to object: inout JSONObject) {
         object.reserveCapacity(object.count + payload.count + 2)
         object["notification"] = .string(notification.name)
         for (key, value) in payload { object[key] = value }
@@ -67,10 +114,46 @@ public final class ObservationRecorder: ApplicationDelegate {
 
     /// Reports one line with these fields after the timestamp.
     public func record(_ fields: JSONObject) {
-        var line = timestamp()
-        line.reserveCapacity(line.count + fields.count)
-        for (key, value) in fields { line[key] = value }
+        let stamp = timestamp()
+        guard case .text(let sink) = sink, !fields.contains(where: { stamp[$0.key] != nil }) else {
+            var line = stamp
+            line.reserveCapacity(line.count + fields.count)
+            for (key, value) in fields { line[key] = value }
+            return emit(line)
+        }
+        writeLine(stamp, to: sink) { fields.appendMembersJSON(to: &$0) }
+    }
+
+    /// Hands an object line to the sink, as its text for a text sink.
+    private func emit(_ object: JSONObject) {
+        switch sink {
+        case .objects(let sink): sink(object)
+        case .text(let sink):
+            line.removeAll(keepingCapacity: true)
+            JSONValue.object(object).appendJSON(to: &line)
+            sink(line)
+        }
+    }
+
+    /// Writes a text line, `{`, the timestamp's members, then `members`'
+    /// and `}`, and hands it to `sink`.
+    private func writeLine(_ stamp: JSONObject, to sink: ([UInt8]) -> Void, _ members: (inout [UInt8]) -> Void) {
+        if !stamp.isIdentical(to: printedTimestamp) {
+            printedTimestamp = stamp
+            printedTimestampText.removeSubrange(1...)
+            stamp.appendMembersJSON(to: &printedTimestampText)
+        }
+        Self.compose(&line, printedTimestampText, members)
         sink(line)
+    }
+
+    /// The line in one access to the buffer: appending to a class's
+    /// property member by member paid Swift's exclusivity check each time.
+    private static func compose(_ line: inout [UInt8], _ prefix: [UInt8], _ members: (inout [UInt8]) -> Void) {
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: prefix)
+        members(&line)
+        line.append(UInt8(ascii: "}"))
     }
 
     private func callback(_ callback: LifecycleCallback) { record("callback", .string(callback.rawValue)) }

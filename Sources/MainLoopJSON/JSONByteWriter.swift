@@ -91,16 +91,27 @@ struct JSONByteWriter {
             byte(UInt8(ascii: "]"))
         case .object(let object):
             byte(UInt8(ascii: "{"))
-            var first = true
-            for (key, element) in object {
-                if !first { byte(UInt8(ascii: ",")) }
-                first = false
-                string(key)
-                byte(UInt8(ascii: ":"))
-                self.value(element)
-            }
+            members(of: object, first: true)
             byte(UInt8(ascii: "}"))
         }
+    }
+
+    /// The members of `object`, `"key":value` each, comma-separated, with a
+    /// comma before the first unless `first`.
+    mutating func members(of object: JSONObject, first: Bool) {
+        var first = first
+        for (key, element) in object {
+            member(key, element, first: first)
+            first = false
+        }
+    }
+
+    /// One member, `"key":value`, after a comma unless `first`.
+    mutating func member(_ key: String, _ value: JSONValue, first: Bool) {
+        if !first { byte(UInt8(ascii: ",")) }
+        string(key)
+        byte(UInt8(ascii: ":"))
+        self.value(value)
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped,

@@ -88,6 +88,16 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// Iterates (key, value) in insertion order.
     public func makeIterator() -> Iterator { Iterator(entries) }
 
+    /// Whether the two share their storage: one is a copy of the other and
+    /// neither changed since, so they are the same in every way, key order
+    /// included. O(1), for caching what was made from an object (its text);
+    /// false does not mean they differ.
+    public func isIdentical(to other: JSONObject) -> Bool {
+        entries.count == other.entries.count && entries.withUnsafeBufferPointer { mine in
+            other.entries.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        }
+    }
+
     /// Equal when both hold the same pairs, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.count == rhs.count && lhs.entries.allSatisfy { rhs[$0.key] == $0.value }

@@ -53,17 +53,42 @@ public final class ServiceHost {
     private var isShutDown = false
 
     /// Builds the service (the sources), not yet serving or launched:
-    /// ``start()`` opens the socket and launches the app.
-    public init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
-                configuration: LifecycleConfiguration = LifecycleConfiguration(),
-                output: @escaping (JSONObject) -> Void) throws {
+    /// ``start()`` opens the socket and launches the app. Each observation
+    /// goes to `output` as an object.
+    public convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+                            configuration: LifecycleConfiguration = LifecycleConfiguration(),
+                            output: @escaping (JSONObject) -> Void) throws {
+        let wallClock = WallClockFields()
+        try self.init(options: options, loop: loop, logger: logger, configuration: configuration,
+                      observer: ObservationRecorder(timestamp: { wallClock.now() }, sink: output))
+    }
+
+    /// Builds the service as ``init(options:loop:logger:configuration:output:)``
+    /// does, each observation going to `lineOutput` as its compact JSON
+    /// text (UTF-8, no newline), written with no object built per line:
+    /// what a service printing its observations wants (`mainloop run`
+    /// queues them on a `BoundedOutputPump`). The array is reused for the
+    /// next line.
+    ///
+    /// `{ _ in }` as a trailing closure picks the object form: name the
+    /// label (`lineOutput: { _ in }`) to choose this one.
+    @_disfavoredOverload
+    public convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+                            configuration: LifecycleConfiguration = LifecycleConfiguration(),
+                            lineOutput: @escaping ([UInt8]) -> Void) throws {
+        let wallClock = WallClockFields()
+        try self.init(options: options, loop: loop, logger: logger, configuration: configuration,
+                      observer: ObservationRecorder(timestamp: { wallClock.now() }, lineSink: lineOutput))
+    }
+
+    private init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+                 configuration: LifecycleConfiguration, observer: ObservationRecorder) throws {
         self.options = options
         self.loop = loop
         self.logger = logger
         application = try Application(loop: loop, configuration: configuration, limits: options.limits)
         center = application.notifications
-        let wallClock = WallClockFields()
-        observer = ObservationRecorder(timestamp: { wallClock.now() }, sink: output)
+        self.observer = observer
         try observer.attach(to: application)
         sources = try LinuxSources(center: center, logger: logger, settings: options.sourceSettings)
         responder = ControlResponder(application: application, maxReplyBytes: options.maxReplyBytes)

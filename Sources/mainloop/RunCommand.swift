@@ -123,13 +123,10 @@ struct RunCommand {
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes, wakingFrom: loop)
         let overflowLog = RateLimitedLog(logger: logger, loop: loop)
-        // One buffer for every line (observations come on the loop thread
-        // alone): each is serialized straight to bytes, no String between.
-        var scratch: [UInt8] = []
-        let service = try ServiceHost(options: options, loop: loop, logger: logger) { observation in
-            scratch.removeAll(keepingCapacity: true)
-            JSONValue.object(observation).appendJSON(to: &scratch)
-            guard !output.write(lineBytes: scratch) else { return }
+        // Each observation is written straight to JSON bytes (no object
+        // per line, no String between) and copied into the pump's queue.
+        let service = try ServiceHost(options: options, loop: loop, logger: logger) { (line: [UInt8]) in
+            guard !output.write(lineBytes: line) else { return }
             overflowLog.log(.warning, "stdout is not being read fast enough: \(output.droppedLines) observations dropped so far")
         }
         service.extraStats = {

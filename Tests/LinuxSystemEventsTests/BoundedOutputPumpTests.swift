@@ -34,12 +34,20 @@ import Testing
             }
         }
         reader.start()
-        for index in 0..<10_000 { pump.write(line: "line \(index)") }
+        // A String's bytes, an array and a collection that is not
+        // contiguous (copied first) are queued alike.
+        for index in 0..<10_000 {
+            switch index % 3 {
+            case 0: pump.write(line: "line \(index)")
+            case 1: pump.write(lineBytes: Array("line \(index)".utf8))
+            default: pump.write(lineBytes: "line \(index)".utf8.lazy.map { $0 })
+            }
+        }
         #expect(pump.finish(within: .seconds(5)) == 0)
         close(fds[1])
         #expect(eventually { received.bytes.filter { $0 == UInt8(ascii: "\n") }.count == 10_000 })
         let lines = String(decoding: received.bytes, as: UTF8.self).split(separator: "\n")
-        #expect(lines.first == "line 0" && lines.last == "line 9999")
+        #expect(lines == (0..<10_000).map { "line \($0)"[...] })
         #expect(pump.droppedLines == 0)
         #expect(readerDone.wait(timeout: .now() + 10) == .success, "the reader saw EOF")
         close(fds[0])

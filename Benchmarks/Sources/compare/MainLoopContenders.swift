@@ -1,6 +1,8 @@
 import AppLifecycle
 import CRawLibevent
+import EngineWire
 import Glibc
+import MainLoopJSON
 import MainLoop
 import SystemNotifications
 
@@ -82,6 +84,22 @@ enum MainLoopContenders {
         for _ in 0..<observers { try center.addObserver(for: .orientation) { _ in counter.value &+= 1 } }
         try application.perform(.launch)
         return try postOrientations(events: events, center: center, loop: loop)
+    }
+
+    /// A live notification printed as `mainloop run` prints it: an
+    /// `ObservationRecorder` writing text lines (one timestamp object, as
+    /// within one millisecond), the line's bytes summed.
+    static func observationLines(events: Int) throws -> Double {
+        let loop = try MainRunLoop()
+        let application = try Application(loop: loop)
+        let stamp: JSONObject = ["at": .number(1_795_546_609.301), "time": .string("2026-11-24T18:56:49.301Z")]
+        let counter = Counter()
+        let recorder = ObservationRecorder(timestamp: { stamp }, lineSink: { counter.value &+= $0.count })
+        try recorder.attach(to: application)
+        try application.perform(.launch)
+        let nanoseconds = try postOrientations(events: events, center: application.notifications, loop: loop)
+        precondition(counter.value > 0)
+        return nanoseconds
     }
 
     /// Holding while suspended: the coalesce cost per event.

@@ -52,6 +52,8 @@ let probes: [String: (Int) throws -> Void] = [
     "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
     "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
     "flush-memory": { try MainLoopContenders.flushMemory(subjects: $0) },
+    // A live notification to `mainloop run`'s recorder, printed as a text line.
+    "observation-line": { _ = try MainLoopContenders.observationLines(events: $0) },
     // One observation line of `mainloop run` serialized to bytes, N times.
     "json-line": { count in
         let line: JSONObject = ["at": .number(1_795_546_609.301), "time": .string("2026-11-24T18:56:49.301Z"),

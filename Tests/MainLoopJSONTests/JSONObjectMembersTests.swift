@@ -1,0 +1,40 @@
+import MainLoopJSON
+import Testing
+
+/// An object's text assembled from parts: members appended to an open
+/// object, with the commas placed for the caller.
+@Suite struct JSONObjectMembersTests {
+    @Test func membersAppendedToAnOpenObjectMakeItsText() {
+        var line: [UInt8] = [UInt8(ascii: "{")]
+        let timestamp: JSONObject = ["at": .number(1.5)]
+        timestamp.appendMembersJSON(to: &line)
+        JSONObject.appendMemberJSON("state", .string("active"), to: &line)
+        JSONObject().appendMembersJSON(to: &line)
+        (["k\"ey": ["n": .null]] as JSONObject).appendMembersJSON(to: &line)
+        line.append(UInt8(ascii: "}"))
+        #expect(String(decoding: line, as: UTF8.self) == #"{"at":1.5,"state":"active","k\"ey":{"n":null}}"#)
+    }
+
+    @Test func theFirstMemberHasNoComma() {
+        var line: [UInt8] = Array(#"[{"#.utf8)
+        JSONObject().appendMembersJSON(to: &line)
+        JSONObject.appendMemberJSON("a", 1, to: &line)
+        line.append(contentsOf: Array(#"},{"#.utf8))
+        (["b": 2, "c": 3] as JSONObject).appendMembersJSON(to: &line)
+        line.append(contentsOf: Array(#"}]"#.utf8))
+        #expect(String(decoding: line, as: UTF8.self) == #"[{"a":1},{"b":2,"c":3}]"#)
+    }
+
+    /// Identical means one storage: a copy is, an equal object built
+    /// again or reordered is not, and a changed copy is not.
+    @Test func identicalIsSharedStorage() {
+        let object: JSONObject = ["a": 1, "b": 2]
+        var copy = object
+        #expect(copy.isIdentical(to: object))
+        #expect(!(["a": 1, "b": 2] as JSONObject).isIdentical(to: object))
+        #expect(!(["b": 2, "a": 1] as JSONObject).isIdentical(to: object))
+        copy["a"] = 5
+        #expect(!copy.isIdentical(to: object))
+        #expect(JSONObject().isIdentical(to: JSONObject()))
+    }
+}
