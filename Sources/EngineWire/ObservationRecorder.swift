@@ -67,8 +67,10 @@ public final class ObservationRecorder: ApplicationDelegate {
     }
 
     /// The line of a delivered notification: the timestamp, then
-    /// ``fields(of:)``, built in one object (the same line as
-    /// `record(Self.fields(of:))`, without a second object to copy from).
+    /// ``fields(of:)``. An object line is built in one object (the same line
+    /// as `record(Self.fields(of:))`, without a second object to copy
+    /// from); a text line is written member by member, unless a payload key
+    /// clashes with the line's own keys.
     private func record(_ notification: SystemNotification) {
         let stamp = timestamp()
         let payload = notification.payload
@@ -135,8 +137,8 @@ public final class ObservationRecorder: ApplicationDelegate {
         }
     }
 
-    /// Writes a text line, `{`, the timestamp's members, then `members`'
-    /// and `}`, and hands it to `sink`.
+    /// Writes a text line (`{`, the timestamp's members, what `members`
+    /// appends, `}`) and hands it to `sink`.
     private func writeLine(_ stamp: JSONObject, to sink: ([UInt8]) -> Void, _ members: (inout [UInt8]) -> Void) {
         if !stamp.isIdentical(to: printedTimestamp) {
             printedTimestamp = stamp
