@@ -81,9 +81,9 @@ public final class ObservationRecorder: ApplicationDelegate {
         }
         let name = notification.name, merged = notification.merged
         writeLine(stamp, to: sink) { line in
-            JSONObject.appendMemberJSON("notification", .string(name), to: &line)
+            JSONObject.appendMemberJSON(Self.nameKey, .string(name), to: &line)
             payload.appendMembersJSON(to: &line)
-            JSONObject.appendMemberJSON("merged", .number(Double(merged)), to: &line)
+            JSONObject.appendMemberJSON(Self.mergedKey, .number(Double(merged)), to: &line)
         }
     }
 
@@ -91,8 +91,14 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// own may name one so): the object line then holds the payload's value
     /// in that key's place, and the text is printed from that object.
     private static func reservedKeys(in payload: JSONObject, _ stamp: JSONObject) -> Bool {
-        payload.contains { $0.key == "notification" || $0.key == "merged" || stamp[$0.key] != nil }
+        payload.contains { $0.key == nameKey || $0.key == mergedKey || stamp[$0.key] != nil }
     }
+
+    /// A notification line's own keys, besides the timestamp's: both forms
+    /// write them, and a payload that has one takes the object form.
+    /// (Computed: a literal each time, with no lazy global to check.)
+    private static var nameKey: String { "notification" }
+    private static var mergedKey: String { "merged" }
 
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {
@@ -104,9 +110,9 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// Adds ``fields(of:)`` to `object`, after what it holds.
     private static func append(_ notification: SystemNotification, _ payload: JSONObject, to object: inout JSONObject) {
         object.reserveCapacity(object.count + payload.count + 2)
-        object["notification"] = .string(notification.name)
+        object[nameKey] = .string(notification.name)
         for (key, value) in payload { object[key] = value }
-        object["merged"] = .number(Double(notification.merged))
+        object[mergedKey] = .number(Double(notification.merged))
     }
 
     /// Reports one line made of `key: value`.

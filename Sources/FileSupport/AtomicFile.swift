@@ -92,6 +92,12 @@ public enum AtomicFile {
         return (slash == path.startIndex ? "/" : String(path[..<slash]), String(path[path.index(after: slash)...]))
     }
 
+    /// The path of `name` in `directory`, the way ``split(_:)`` took it
+    /// apart (a bare name comes back as `./name`).
+    public static func join(_ directory: String, _ name: String) -> String {
+        directory == "/" ? "/" + name : directory + "/" + name
+    }
+
     /// Atomically replaces `path` with the UTF-8 of `text`.
     public static func write(_ text: String, to path: String, mode: mode_t = 0o600) throws(WriteError) {
         try write(Array(text.utf8), to: path, mode: mode)

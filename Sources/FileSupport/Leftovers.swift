@@ -18,7 +18,7 @@ public enum Leftovers {
             let rest = name.dropFirst(prefix.count)
             guard name.hasPrefix(prefix), let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash], radix: radix),
                   pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
-            remove(directory == "/" ? "/" + name : directory + "/" + name)
+            remove(AtomicFile.join(directory, name))
         }
     }
 }

@@ -138,7 +138,7 @@ public final class FileWatcher {
         var paths: [String] = []
         for handler in handlers {
             guard let directory = directories.first(where: { $0.descriptor == handler.file.descriptor })?.path else { continue }
-            let path = directory == "/" ? "/" + handler.file.name : directory + "/" + handler.file.name
+            let path = AtomicFile.join(directory, handler.file.name)
             if !paths.contains(path) { paths.append(path) }
         }
         return paths.sorted()

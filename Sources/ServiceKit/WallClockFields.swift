@@ -18,7 +18,7 @@ final class WallClockFields {
         let now = spec.tv_sec &* 1000 &+ spec.tv_nsec / 1_000_000
         if now != millisecond {
             millisecond = now
-            let (at, iso) = UTCTimestamp.now(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
+            let (at, iso) = UTCTimestamp.instant(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
             fields = ["at": .number(at), "time": .string(iso)]
         }
         return fields

@@ -8,12 +8,12 @@ public enum UTCTimestamp {
     public static func now() -> (at: Double, iso: String) {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return now(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
+        return instant(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
     }
 
     /// The instant `unixSeconds` + `milliseconds` as ``now()`` gives it:
     /// seconds as a Double and the ISO 8601 text.
-    public static func now(unixSeconds: Int, milliseconds: Int32) -> (at: Double, iso: String) {
+    public static func instant(unixSeconds: Int, milliseconds: Int32) -> (at: Double, iso: String) {
         (Double(unixSeconds) + Double(milliseconds) / 1000, iso(unixSeconds: unixSeconds, milliseconds: milliseconds))
     }
 

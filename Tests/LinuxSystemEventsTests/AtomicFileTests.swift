@@ -3,6 +3,16 @@ import Glibc
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct AtomicFileTests {
+    /// A path split into its directory and name joins back to itself (a
+    /// bare name to `./name`), at the root too.
+    @Test func joinPutsBackWhatSplitTookApart() {
+        for (path, joined) in [("/etc/default/locale", "/etc/default/locale"), ("/locale", "/locale"), ("locale", "./locale"),
+                               ("dir/name", "dir/name")] {
+            let (directory, name) = AtomicFile.split(path)
+            #expect(AtomicFile.join(directory, name) == joined)
+        }
+    }
+
     @Test func replacesTheFileWholeAndLeavesNoTemporaryBehind() throws {
         var template = Array("/tmp/mainloop-atomic-XXXXXX".utf8CString)
         let directory = String(cString: mkdtemp(&template)!)
