@@ -119,7 +119,7 @@ extension CoalescingTable {
             if entry.subject < 0, kinds[slot].isPlainStandard {
                 return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: nil)
             }
-            if entry.subject >= 0, let details = subjectRecords[Int(entry.subject)].details {
+            if entry.subject >= 0, let details = subjectDetails[Int(entry.subject)] {
                 return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: details)
             }
         }

@@ -97,17 +97,16 @@ extension CoalescingTable {
                 kinds[slot].held!.current = new
                 kinds[slot].held!.count &+= 1
             }
-            if subjectRecords[index].held == nil {
-                subjectRecords[index].held = HeldSlot(atSuspension: previous, current: new, count: 1)
+            // A first hold (every event of a burst over new subjects) costs
+            // little more than a fold: `hold` ends the record's own link,
+            // and linking it after the tail is inline.
+            if subjectRecords[index].hold(new, atSuspension: previous) {
                 heldSlots += 1
                 if keyDiff {
                     subjects[slot].heldKeys.append(subject)
                 } else {
-                    appendHeld(subject)
+                    linkAfterHeldTail(subject)
                 }
-            } else {
-                subjectRecords[index].held!.current = new
-                subjectRecords[index].held!.count &+= 1
             }
             return .held
         }
@@ -118,6 +117,13 @@ extension CoalescingTable {
     @usableFromInline
     mutating func appendHeld(_ entry: Int32) {
         setNextHeld(of: entry, to: HeldList.end)
+        linkAfterHeldTail(entry)
+    }
+
+    /// Makes `entry`, whose own link already ends the list, the held list's
+    /// new tail.
+    @inline(__always)
+    private mutating func linkAfterHeldTail(_ entry: Int32) {
         if heldTail == HeldList.end {
             heldHead = entry
         } else {
@@ -126,6 +132,7 @@ extension CoalescingTable {
         heldTail = entry
     }
 
+    @inline(__always)
     private mutating func setNextHeld(of entry: Int32, to next: Int32) {
         if entry >= 0 {
             subjectRecords[Int(entry)].nextHeld = next
@@ -188,7 +195,7 @@ extension CoalescingTable {
         let resolved = resolved ?? value.symbolID.map { symbols[$0] }
         let details: NotificationDetails?
         if subject >= 0 {
-            let shared = subjectDetails(subject, slot: slot)
+            let shared = sharedDetails(of: subject, slot: slot)
             // The shared details as they are (one retain: the notification's)
             // unless the value needs resolving.
             details = resolved.map { NotificationDetails(subject: shared.subject, resolved: $0, customRule: shared.customRule) }
@@ -203,11 +210,11 @@ extension CoalescingTable {
 
     /// A subject's shared details (its name, its kind's rule), made the
     /// first time they are needed.
-    private mutating func subjectDetails(_ subject: Int32, slot: Int) -> NotificationDetails {
-        if let details = subjectRecords[Int(subject)].details { return details }
+    private mutating func sharedDetails(of subject: Int32, slot: Int) -> NotificationDetails {
+        if let details = subjectDetails[Int(subject)] { return details }
         let details = NotificationDetails(subject: subjectRecords[Int(subject)].name, resolved: nil,
                                           customRule: descriptors[slot].customRule)
-        subjectRecords[Int(subject)].details = details
+        subjectDetails[Int(subject)] = details
         return details
     }
 }

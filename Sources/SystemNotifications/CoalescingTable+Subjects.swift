@@ -4,6 +4,7 @@ extension CoalescingTable {
     /// Stores a new subject of the kind at `slot`, at the kind's default.
     mutating func insertSubject(_ name: String, slot: Int) -> Int32 {
         let index = Int32(subjectRecords.insert(SubjectRecord(name: name, slot: Int32(slot), value: kinds[slot].defaultValue)))
+        if subjectDetails.count < subjectRecords.capacity { subjectDetails.append(nil) }  // a new position, not a reused one
         subjects[slot].indexByName[name] = index
         return index
     }
@@ -13,11 +14,12 @@ extension CoalescingTable {
     mutating func releaseSubjectIfIdle(_ index: Int32) {
         let position = Int(index)
         guard subjectRecords[position].isLive, !subjectRecords[position].isPinned,
-              subjectRecords[position].held == nil else { return }
+              !subjectRecords[position].isHeld else { return }
         let slot = Int(subjectRecords[position].slot)
         guard subjectRecords[position].value == kinds[slot].defaultValue else { return }
         subjects[slot].indexByName[subjectRecords[position].name] = nil
         subjectRecords.free(position, placeholder: SubjectRecord(name: "", slot: -1, value: .null, isLive: false))
+        subjectDetails[position] = nil
     }
 
     /// The most entries a list the flush empties keeps room for once a
@@ -56,11 +58,17 @@ extension CoalescingTable {
         flushEntries.shrinkIfSparse()
         for slot in subjects.indices where subjects[slot].heldKeys.capacity > kept { subjects[slot].heldKeys = [] }
         guard subjectStorageIsSparse else { return true }
-        var renamed: [(slot: Int, name: String, index: Int32)] = []
-        subjectRecords.compact(isFree: { !$0.isLive }, canMove: { !$0.isPinned }) { record, index in
-            renamed.append((Int(record.slot), record.name, Int32(index)))
+        var moved: [(slot: Int, name: String, from: Int, to: Int)] = []
+        subjectRecords.compact(isFree: { !$0.isLive }, canMove: { !$0.isPinned }) { record, from, to in
+            moved.append((Int(record.slot), record.name, from, to))
         }
-        for (slot, name, index) in renamed { subjects[slot].indexByName[name] = index }
+        for (slot, name, from, to) in moved {
+            subjects[slot].indexByName[name] = Int32(to)
+            subjectDetails[to] = subjectDetails[from]
+            subjectDetails[from] = nil
+        }
+        while subjectDetails.count > subjectRecords.capacity { _ = subjectDetails.removeLast() }
+        subjectDetails.shrinkIfSparse()
         for slot in subjects.indices where subjects[slot].indexByName.capacity > 4 * max(subjects[slot].indexByName.count, 256) {
             subjects[slot].indexByName = Dictionary(uniqueKeysWithValues: subjects[slot].indexByName.map { ($0.key, $0.value) })
         }
@@ -83,7 +91,7 @@ extension CoalescingTable {
         }
         for index in 0..<subjectRecords.capacity where subjectRecords[index].isLive {
             mark(subjectRecords[index].value)
-            mark(subjectRecords[index].held)
+            mark(subjectRecords[index].held)  // nil (nothing marked) when nothing is held
         }
         symbols.sweep(keeping: live)
     }

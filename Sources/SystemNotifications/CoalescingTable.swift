@@ -103,6 +103,10 @@ public struct CoalescingTable: ~Copyable {
     var subjects: [KindSubjects] = []
     /// Every keyed kind's subjects, by index.
     var subjectRecords = FreeListArray<SubjectRecord>()
+    /// Each subject's notification details (its name, its kind's rule),
+    /// by the same index, made the first time a notification needs them.
+    /// Beside the records, not in them: a record stays one cache line.
+    var subjectDetails = OwnedArray<NotificationDetails?>()
     var slotsByName: [String: Int] = [:]
     var symbols = SymbolTable()
     /// The first and the last entry of the held list (``HeldList``).

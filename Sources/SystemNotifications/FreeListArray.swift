@@ -35,12 +35,13 @@ struct FreeListArray<Element>: ~Copyable {
     /// Gives back what a burst of elements, now freed, left behind: free
     /// positions at the end are dropped, then the last element, while
     /// `canMove` allows it, moves into the lowest free position (`moved`
-    /// tells the owner its new index, so it can update what refers to it),
+    /// tells the owner its old and new index, so it can update what refers
+    /// to it),
     /// until the free positions are all at the end or the last element
     /// cannot move; then the storage shrinks if it is mostly empty. An
     /// element that cannot move (something outside the owner holds its
     /// index) keeps its index and everything before it stays. O(n log n).
-    mutating func compact(isFree: (Element) -> Bool, canMove: (Element) -> Bool, moved: (Element, Int) -> Void) {
+    mutating func compact(isFree: (Element) -> Bool, canMove: (Element) -> Bool, moved: (Element, _ from: Int, _ to: Int) -> Void) {
         let free = freeIndices.sorted()
         var next = 0
         func dropTrailingFree() {
@@ -51,7 +52,7 @@ struct FreeListArray<Element>: ~Copyable {
             let target = free[next]
             next += 1
             elements[target] = elements.removeLast()
-            moved(elements[target], target)
+            moved(elements[target], elements.count, target)
             dropTrailingFree()
         }
         let count = elements.count
