@@ -1,9 +1,9 @@
 import MainLoopJSON
 
-/// Bytes waiting to be sent: appended at the back, consumed from the front
-/// in O(1) per byte (an index moves; the storage is compacted only when
-/// the consumed prefix is larger than what is left, so each byte is moved
-/// at most once on average).
+/// Bytes received and not yet handled, or waiting to be sent: appended at
+/// the back, consumed from the front in O(1) per byte (an index moves; the
+/// storage is compacted only when the consumed prefix is larger than what
+/// is left, so each byte is moved at most once on average).
 struct ByteQueue {
     private var storage: [UInt8] = []
     private var start = 0
@@ -14,6 +14,26 @@ struct ByteQueue {
 
     mutating func append(contentsOf bytes: some Sequence<UInt8>) {
         storage.append(contentsOf: bytes)
+    }
+
+    /// Appends the bytes `buffer` holds (one copy, for what `recv` read).
+    mutating func append(_ buffer: UnsafeRawBufferPointer) {
+        storage.append(contentsOf: buffer.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// How far into the waiting bytes the first `byte` is, if any.
+    func firstOffset(of byte: UInt8) -> Int? {
+        storage[start...].firstIndex(of: byte).map { $0 - start }
+    }
+
+    /// The first `count` waiting bytes, as an array of their own.
+    func prefix(_ count: Int) -> [UInt8] {
+        Array(storage[start..<start + count])
+    }
+
+    /// Whether a waiting byte satisfies `predicate`.
+    func contains(where predicate: (UInt8) -> Bool) -> Bool {
+        storage[start...].contains(where: predicate)
     }
 
     /// Appends a reply's JSON and a newline, written straight into the
@@ -30,7 +50,7 @@ struct ByteQueue {
         storage.append(UInt8(ascii: "\n"))
     }
 
-    /// Drops the first `count` bytes (those just sent).
+    /// Drops the first `count` bytes (those just sent, or handled).
     mutating func consume(_ count: Int) {
         start += count
         if start == storage.count {

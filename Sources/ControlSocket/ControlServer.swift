@@ -29,6 +29,9 @@ public final class ControlServer {
     /// At the connection limit, a newcomer takes the place of the
     /// connection idle the longest if that one has been idle this long.
     public let evictionGrace: Duration
+    /// Where connections receive (16 KiB, allocated once): each copies what
+    /// it read into its own input before handling it.
+    let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
     /// Connections closed for idling past ``idleTimeout``.
     public private(set) var idleClosed = 0
     /// Connections closed to make room for a newcomer at the limit.
@@ -207,6 +210,7 @@ public final class ControlServer {
     public var isAdopted: Bool { socketIdentity == nil }
 
     deinit {
+        receiveBuffer.deallocate()  // no callback runs any more: the connections are the server's
         // Released before the loop turned: rmdir is safe from any thread.
         if let pendingStaging { Self.removeStaging(pendingStaging) }
         guard let listenSource else { return }
@@ -366,14 +370,32 @@ public final class ControlServer {
     /// valid UTF-8 is refused whole: decoded lossily, two different ids
     /// (`a\xff`, `a\xfe`) would become the same one (`a\u{FFFD}`).
     func respond(to line: [UInt8]) -> JSONObject {
-        guard let text = String(validating: line, as: UTF8.self) else {
+        guard Self.isUTF8(line) else {
             return malformed("the request is not valid UTF-8")
         }
         do {
-            return handler(try JSONValue.parse(text))
+            return handler(try JSONValue.parse(utf8: line))
         } catch {
             return malformed("malformed JSON request: \(error)")
         }
+    }
+
+    /// Whether `bytes` are UTF-8: eight bytes at a time while they are
+    /// ASCII (requests almost always are), the full check only past that.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        let isASCII = bytes.withUnsafeBytes { raw -> Bool in
+            var offset = 0, high: UInt64 = 0
+            while offset + 8 <= raw.count {
+                high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            while offset < raw.count {
+                high |= UInt64(raw[offset])
+                offset += 1
+            }
+            return high & 0x8080_8080_8080_8080 == 0
+        }
+        return isASCII || String(validating: bytes, as: UTF8.self) != nil
     }
 
     /// Counts, logs (rate-limited) and answers a request that cannot be read.

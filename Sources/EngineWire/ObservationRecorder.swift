@@ -22,10 +22,13 @@ public final class ObservationRecorder: ApplicationDelegate {
     private let sink: Sink
     /// Text lines: the line being written (one buffer, reused), and the
     /// timestamp last printed with its text (`{` and its members), reused
-    /// while `timestamp` returns that same object.
-    private var line: [UInt8] = []
-    private var printedTimestamp = JSONObject()
-    private var printedTimestampText: [UInt8] = [UInt8(ascii: "{")]
+    /// while `timestamp` returns that same object. Written only by this
+    /// class, on the loop thread, and never while a user's code runs (the
+    /// sink gets a copy): no access can overlap, so Swift's dynamic
+    /// exclusivity check, two per line, is skipped.
+    @exclusivity(unchecked) private var line: [UInt8] = []
+    @exclusivity(unchecked) private var printedTimestamp = JSONObject()
+    @exclusivity(unchecked) private var printedTimestampText: [UInt8] = [UInt8(ascii: "{")]
     /// Called after the didEnterBackground line, inside the callback (the
     /// replay blocks the main thread there when the app asked for it).
     public var didEnterBackground: ((Application) -> Void)?
@@ -62,8 +65,9 @@ public final class ObservationRecorder: ApplicationDelegate {
     public func attach(to application: Application) throws(NotificationCenterError) {
         application.delegate = self
         // Weak: the application may outlive the recorder (it keeps its observers).
-        application.addEngineObserver { [weak self] in self?.engine($0) }
-        try application.notifications.addObserver { [weak self] in self?.record($0) }
+        let recorder = WeakReference(self)
+        application.addEngineObserver { recorder.object?.engine($0) }
+        try application.notifications.addObserver { recorder.object?.record($0) }
     }
 
     /// The line of a delivered notification: the timestamp, then

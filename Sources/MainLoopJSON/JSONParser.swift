@@ -15,7 +15,15 @@ extension JSONValue {
     /// trailing content is not. Nesting deeper than 512 levels is rejected so
     /// hostile input (e.g. from the control socket) cannot exhaust the stack.
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(Array(text.utf8))
+        try parse(utf8: Array(text.utf8))
+    }
+
+    /// Parses one JSON text given as its UTF-8 bytes (as read from a socket
+    /// or a file), with no `String` made of the whole text first. Bytes that
+    /// are not UTF-8 are an error, wherever they are: inside a string they
+    /// are checked, outside one no JSON token has them.
+    public static func parse(utf8 bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -115,19 +123,29 @@ private struct JSONParser {
         // step from the bytes, as the loop below would (malformed UTF-8 is
         // repaired the same way), without building them scalar by scalar.
         let start = index
+        var nonASCII: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
-                return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+                guard nonASCII & 0x80 != 0 else { return String(decoding: bytes[start..<index - 1], as: UTF8.self) }
+                guard let string = String(validating: bytes[start..<index - 1], as: UTF8.self) else {
+                    index = start
+                    throw error("invalid UTF-8 in string")
+                }
+                return string
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            nonASCII |= byte
             index += 1
         }
         var scalars = String.UnicodeScalarView()
         var run = Array(bytes[start..<index])
-        func flush(_ run: inout [UInt8], into scalars: inout String.UnicodeScalarView) {
-            if !run.isEmpty { scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars); run.removeAll() }
+        func flush(_ run: inout [UInt8], into scalars: inout String.UnicodeScalarView) throws(JSONParseError) {
+            guard !run.isEmpty else { return }
+            guard let text = String(validating: run, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+            scalars.append(contentsOf: text.unicodeScalars)
+            run.removeAll()
         }
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
@@ -135,7 +153,7 @@ private struct JSONParser {
             if byte == UInt8(ascii: "\"") { index += 1; break }
             if byte < 0x20 { throw error("control character in string") }
             if byte != UInt8(ascii: "\\") { run.append(byte); index += 1; continue }
-            flush(&run, into: &scalars)
+            try flush(&run, into: &scalars)
             index += 1
             guard index < bytes.count else { throw error("unterminated escape") }
             let escape = bytes[index]
@@ -164,7 +182,7 @@ private struct JSONParser {
             default: throw error("invalid escape")
             }
         }
-        flush(&run, into: &scalars)
+        try flush(&run, into: &scalars)
         return String(scalars)
     }
 

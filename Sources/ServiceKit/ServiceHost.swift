@@ -123,7 +123,8 @@ public final class ServiceHost {
     /// gone before its server's cleanup runs on the loop; a request in
     /// between is refused.
     private var responderHandler: (JSONValue) -> JSONObject {
-        { [weak responder] request in responder?.handle(request) ?? ControlReply.error("the service is shutting down") }
+        let responder = WeakReference(responder)
+        return { request in responder.object?.handle(request) ?? ControlReply.error("the service is shutting down") }
     }
 
     /// Re-reads every source the service watches (the locale and zone

@@ -95,6 +95,34 @@ import Testing
         do { _ = try JSONValue.parse(text) } catch { #expect(error.description.contains(expected), "\(error)") }
     }
 
+    /// Issue 21: requests are parsed from the bytes read, with no String
+    /// made of them first; the result is the text's.
+    @Test func bytesParseAsTheirTextDoes() throws {
+        for text in [#"{"system":{"orientation":"faceUp"}}"#, #"["é", "a\nb", "🎉\u00e9", 1.5, null, {"k": [true]}]"#,
+                     #" "plain" "#, #"{"id":"accessory-é-12345678901234567890"}"#] {
+            #expect(try JSONValue.parse(utf8: Array(text.utf8)) == JSONValue.parse(text), "\(text)")
+        }
+    }
+
+    /// Bytes that are not UTF-8 are an error wherever they are: in a plain
+    /// string, in one with escapes, outside any string; a truncated
+    /// sequence, an overlong one, an encoded surrogate.
+    @Test func bytesThatAreNotUTF8AreAnError() {
+        let quote = Array(#"""#.utf8)
+        let cases: [[UInt8]] = [
+            quote + [0x61, 0xFF] + quote,
+            quote + Array(#"a\n"#.utf8) + [0xFE] + quote,
+            quote + [0xFE] + Array(#"\n"#.utf8) + quote,
+            Array("[1,".utf8) + [0xFF] + Array("]".utf8),
+            quote + [0xC3] + quote,
+            quote + [0xC0, 0x80] + quote,
+            quote + [0xED, 0xA0, 0x80] + quote,
+        ]
+        for bytes in cases {
+            #expect(throws: JSONParseError.self, "\(bytes)") { try JSONValue.parse(utf8: bytes) }
+        }
+    }
+
     @Test func deepNestingIsRejectedInsteadOfExhaustingTheStack() {
         let text = String(repeating: "[", count: 100_000)
         do { _ = try JSONValue.parse(text) } catch { #expect(error.message.contains("nesting deeper")) }

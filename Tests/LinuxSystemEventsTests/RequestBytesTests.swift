@@ -1,0 +1,23 @@
+@testable import ControlSocket
+import Testing
+
+/// Issue 21: a request's bytes are checked for UTF-8 eight at a time while
+/// they are ASCII, then in full; the answer is `String(validating:)`'s.
+@Suite(.timeLimit(.minutes(2))) struct RequestBytesTests {
+    @Test func theUTF8CheckAgreesWithTheStandardLibrary() {
+        let ascii = Array(#"{"system":{"orientation":"faceUp"}}"#.utf8)
+        var lines: [[UInt8]] = [[]]
+        for length in 1...ascii.count { lines.append(Array(ascii.prefix(length))) }
+        for position in 0..<20 {
+            let base = Array(ascii.prefix(20))
+            for bad: [UInt8] in [[0xFF], [0x80], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80]] {
+                lines.append(Array(base[..<position]) + bad + Array(base[position...]))
+            }
+            lines.append(Array(base[..<position]) + Array("é🎉".utf8) + Array(base[position...]))
+        }
+        for line in lines {
+            #expect(ControlServer.isUTF8(line) == (String(validating: line, as: UTF8.self) != nil), "\(line)")
+        }
+        #expect(ControlServer.isUTF8(Array("é".utf8)) && !ControlServer.isUTF8(ascii + [0xFF]))
+    }
+}
