@@ -92,6 +92,10 @@ final class ControlConnection {
             if count > 0 {
                 input.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 processLines()
+                // A short read took all there was: asking again would only
+                // return EAGAIN (a system call a batch); the loop's next
+                // pass reports what arrives meanwhile.
+                if count < buffer.count { return }
                 continue
             }
             if count == 0 {

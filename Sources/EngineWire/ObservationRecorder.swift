@@ -77,16 +77,16 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// clashes with the line's own keys.
     private func record(_ notification: SystemNotification) {
         let stamp = timestamp()
-        let payload = notification.payload
-        guard case .text(let sink) = sink, !Self.reservedKeys(in: payload, stamp) else {
+        guard case .text(let sink) = sink, !Self.reservedKeys(in: notification, stamp) else {
             var line = stamp
-            Self.append(notification, payload, to: &line)
+            Self.append(notification, notification.payload, to: &line)
             return emit(line)
         }
         let name = notification.name, merged = notification.merged
         writeLine(stamp, to: sink) { line in
             JSONObject.appendMemberJSON(Self.nameKey, .string(name), to: &line)
-            payload.appendMembersJSON(to: &line)
+            // The payload's fields straight from the notification: no object built.
+            notification.forEachPayloadField { JSONObject.appendMemberJSON($0, $1, to: &line) }
             JSONObject.appendMemberJSON(Self.mergedKey, .number(Double(merged)), to: &line)
         }
     }
@@ -94,8 +94,12 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// Whether the payload has a key the line already has (a rule of your
     /// own may name one so): the object line then holds the payload's value
     /// in that key's place, and the text is printed from that object.
-    private static func reservedKeys(in payload: JSONObject, _ stamp: JSONObject) -> Bool {
-        payload.contains { $0.key == nameKey || $0.key == mergedKey || stamp[$0.key] != nil }
+    private static func reservedKeys(in notification: SystemNotification, _ stamp: JSONObject) -> Bool {
+        var clashes = false
+        notification.forEachPayloadField { key, _ in
+            if key == nameKey || key == mergedKey || stamp[key] != nil { clashes = true }
+        }
+        return clashes
     }
 
     /// A notification line's own keys, besides the timestamp's: both forms

@@ -122,21 +122,24 @@ public final class CoalescingRule: Sendable {
 
     func payload(_ subject: String?, _ value: JSONValue) -> JSONObject {
         var object = JSONObject()
+        forEachPayloadField(subject, value) { object[$0] = $1 }
+        return object
+    }
+
+    /// The payload's fields in order, each key once (a rule whose subject
+    /// and value keys are one key has that key hold the value, as the
+    /// object would), without building the object.
+    func forEachPayloadField(_ subject: String?, _ value: JSONValue, _ body: (String, JSONValue) -> Void) {
         switch payloadFormat {
         case .none: break
-        case .value(let key): object[key] = value
-        case .subject(let key): object[key] = subject.map(JSONValue.string) ?? .null
+        case .value(let key): body(key, value)
+        case .subject(let key): body(key, subject.map(JSONValue.string) ?? .null)
         case .subjectAndValue(let subjectKey, let valueKey):
-            object[subjectKey] = subject.map(JSONValue.string) ?? .null
-            object[valueKey] = value
+            if subjectKey != valueKey { body(subjectKey, subject.map(JSONValue.string) ?? .null) }
+            body(valueKey, value)
         case .changedMap(let key):
-            if let subject {
-                object[key] = .object(JSONObject([(subject, value)]))
-            } else {
-                object[key] = value
-            }
+            body(key, subject.map { .object(JSONObject([($0, value)])) } ?? value)
         }
-        return object
     }
 
     /// Reads an event of this kind from its JSON payload.

@@ -49,6 +49,13 @@ public struct SystemNotification: Sendable {
 
     /// The payload fields of SPEC §4, e.g. `{"orientation": "faceUp"}`.
     public var payload: JSONObject { rule.payload(subject, value) }
+
+    /// Calls `body` with each field of ``payload`` (key, value), in order,
+    /// each key once, without building the object: for writing a
+    /// notification out at the rate notifications come.
+    public func forEachPayloadField(_ body: (_ key: String, _ value: JSONValue) -> Void) {
+        rule.forEachPayloadField(subject, value, body)
+    }
 }
 
 /// The parts of a notification that are not plain data. Immutable and

@@ -42,8 +42,15 @@ import Testing
                 kind: NotificationKind(name), shape: .lastValue, defaultValue: "low", eventFormat: .value(.string),
                 naming: .fixed("\(name)DidChange"), payload: .value(key: key))))
         }
+        // One key for the subject and the value: the object holds the value there.
+        let fanSpeed = try application.notifications.register(CoalescingRule(
+            kind: "fanSpeed", shape: .perSubject, defaultValue: .null,
+            eventFormat: .subjectAndValue(subjectField: "fan", valueField: "rpm", value: .number(0...100_000)),
+            naming: .fixed("fanSpeedDidChange"), payload: .subjectAndValue(subjectKey: "fan", valueKey: "fan")))
         try application.perform(.launch)
         try application.notifications.post(.orientation(.faceUp))
+        try application.notifications.post(SystemEvent(kind: fanSpeed, subject: "cpu", value: 1200))
+        try application.notifications.post(.screenMode(screen: "hdmi-1", mode: "1080p"))
         try application.notifications.post(.accessory(id: "a \"quoted\"\n", connected: true))
         try application.notifications.post(.userDefault(key: "k", value: ["nested": [1, 2.5, .null, true]]))
         for kind in kinds { try application.notifications.post(SystemEvent(kind: kind, value: "high")) }
@@ -75,5 +82,7 @@ import Testing
         // The clashing payloads replaced the line's own value in place.
         #expect(texts.contains { $0.contains(#""notification":"high""#) })
         #expect(texts.contains { $0.contains(#""time":"high""#) })
+        #expect(texts.contains { $0.contains(#""fan":1200,"merged""#) })
+        #expect(texts.contains { $0.contains(#""screen":"hdmi-1","mode":"1080p""#) })
     }
 }

@@ -30,6 +30,21 @@ import Testing
         #expect(try delivered[2].decodePayload(as: Battery.self) == Battery(level: 0.5))
     }
 
+    /// Issue 21: a notification's payload fields, visited without building
+    /// the object, are the object's members in order.
+    @Test func payloadFieldsAreThePayloadsMembers() throws {
+        let delivered = try deliveries(.orientation(.faceUp), .accessory(id: "usb-1", connected: true), .batteryLevel(0.5),
+                                       .screenMode(screen: "hdmi-1", mode: "1080p"), .protectedData(available: false),
+                                       .userDefault(key: "k", value: ["nested": 1]))
+        #expect(delivered.count == 6)
+        for notification in delivered {
+            var fields: [(String, JSONValue)] = []
+            notification.forEachPayloadField { fields.append(($0, $1)) }
+            #expect(fields.map(\.0) == notification.payload.map(\.key), "\(notification)")
+            #expect(fields.map(\.1) == notification.payload.map(\.value), "\(notification)")
+        }
+    }
+
     @Test func aPayloadOfAnotherShapeIsADecodingErrorWithItsPath() throws {
         let delivered = try deliveries(.orientation(.faceUp))
         #expect(throws: DecodingError.self) { try delivered[0].decodePayload(as: Accessory.self) }
