@@ -40,6 +40,9 @@ struct ByteQueue {
     /// queue (serialized once, no String in between); a reply over
     /// `maxBytes` is replaced by `replacement(size)`.
     mutating func appendLine(_ object: JSONObject, maxBytes: Int, replacement: (Int) -> JSONObject) {
+        if object.isIdentical(to: ControlReply.ok), ControlReply.okLine.count - 1 <= maxBytes {
+            return storage.append(contentsOf: ControlReply.okLine)  // the commonest reply, printed once
+        }
         let before = storage.count
         JSONValue.object(object).appendJSON(to: &storage)
         let size = storage.count - before

@@ -6,6 +6,14 @@ import MainLoopJSON
 /// its own, and `{"ok": false, "error": …}` is the shape clients such as
 /// `mainloop ctl` read as a failure.
 public enum ControlReply {
+    /// `{"ok": true}`: a request done, with nothing more to say (a posted
+    /// event, an input). One object shared by every such reply, so a
+    /// connection writes its text, `{"ok":true}`, without printing it.
+    public static let ok: JSONObject = ["ok": true]
+
+    /// The line of ``ok``, newline included.
+    static let okLine = Array(#"{"ok":true}"#.utf8) + [UInt8(ascii: "\n")]
+
     /// `{"ok": false, "error": message}`.
     public static func error(_ message: String) -> JSONObject {
         ["ok": false, "error": .string(message)]

@@ -77,29 +77,26 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// clashes with the line's own keys.
     private func record(_ notification: SystemNotification) {
         let stamp = timestamp()
-        guard case .text(let sink) = sink, !Self.reservedKeys(in: notification, stamp) else {
-            var line = stamp
-            Self.append(notification, notification.payload, to: &line)
-            return emit(line)
+        if case .text(let sink) = sink {
+            let name = notification.name, merged = notification.merged
+            // A payload key the line already has (a rule of your own may
+            // name one so) makes the object line hold the payload's value
+            // in that key's place: that line is printed from the object.
+            var clashes = false
+            composeLine(stamp) { line in
+                JSONObject.appendMemberJSON(Self.nameKey, .string(name), to: &line)
+                // The payload's fields straight from the notification: no object built.
+                notification.forEachPayloadField { key, value in
+                    if key == Self.nameKey || key == Self.mergedKey || stamp[key] != nil { clashes = true }
+                    JSONObject.appendMemberJSON(key, value, to: &line)
+                }
+                JSONObject.appendMemberJSON(Self.mergedKey, .number(Double(merged)), to: &line)
+            }
+            if !clashes { return sink(line) }
         }
-        let name = notification.name, merged = notification.merged
-        writeLine(stamp, to: sink) { line in
-            JSONObject.appendMemberJSON(Self.nameKey, .string(name), to: &line)
-            // The payload's fields straight from the notification: no object built.
-            notification.forEachPayloadField { JSONObject.appendMemberJSON($0, $1, to: &line) }
-            JSONObject.appendMemberJSON(Self.mergedKey, .number(Double(merged)), to: &line)
-        }
-    }
-
-    /// Whether the payload has a key the line already has (a rule of your
-    /// own may name one so): the object line then holds the payload's value
-    /// in that key's place, and the text is printed from that object.
-    private static func reservedKeys(in notification: SystemNotification, _ stamp: JSONObject) -> Bool {
-        var clashes = false
-        notification.forEachPayloadField { key, _ in
-            if key == nameKey || key == mergedKey || stamp[key] != nil { clashes = true }
-        }
-        return clashes
+        var object = stamp
+        Self.append(notification, notification.payload, to: &object)
+        emit(object)
     }
 
     /// A notification line's own keys, besides the timestamp's: both forms
@@ -154,13 +151,19 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// Writes a text line (`{`, the timestamp's members, what `members`
     /// appends, `}`) and hands it to `sink`.
     private func writeLine(_ stamp: JSONObject, to sink: ([UInt8]) -> Void, _ members: (inout [UInt8]) -> Void) {
+        composeLine(stamp, members)
+        sink(line)
+    }
+
+    /// Writes a text line into `line`: `{`, the timestamp's members, what
+    /// `members` appends, `}`.
+    private func composeLine(_ stamp: JSONObject, _ members: (inout [UInt8]) -> Void) {
         if !stamp.isIdentical(to: printedTimestamp) {
             printedTimestamp = stamp
             printedTimestampText.removeSubrange(1...)
             stamp.appendMembersJSON(to: &printedTimestampText)
         }
         Self.compose(&line, printedTimestampText, members)
-        sink(line)
     }
 
     /// The line in one access to the buffer: appending to a class's

@@ -113,7 +113,7 @@ public final class ControlResponder {
             let center = application.notifications
             do {
                 try center.post(try center.decodeEvent(json))
-                return ["ok": true]
+                return ControlReply.ok
             } catch {
                 return EngineQueries.error("\(error)")
             }
@@ -126,7 +126,7 @@ public final class ControlResponder {
                     return ["ok": true, "discarded": true,
                             "reason": .string("the app is \(application.state.rawValue); input reaches only an active app")]
                 }
-                return ["ok": true]
+                return ControlReply.ok
             } catch {
                 return EngineQueries.error("\(error)")
             }

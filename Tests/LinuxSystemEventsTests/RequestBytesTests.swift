@@ -1,4 +1,5 @@
 @testable import ControlSocket
+import MainLoopJSON
 import Testing
 
 /// Issue 21: a request's bytes are checked for UTF-8 eight at a time while
@@ -19,5 +20,20 @@ import Testing
             #expect(ControlServer.isUTF8(line) == (String(validating: line, as: UTF8.self) != nil), "\(line)")
         }
         #expect(ControlServer.isUTF8(Array("é".utf8)) && !ControlServer.isUTF8(ascii + [0xFF]))
+    }
+
+    /// The shared `{"ok": true}` reply is queued from its cached text: the
+    /// same bytes as printing it, or an equal object of its own.
+    @Test func theOKReplyIsQueuedAsItsText() {
+        func queued(_ object: JSONObject, maxBytes: Int = 1024) -> [UInt8] {
+            var queue = ByteQueue()
+            queue.appendLine(object, maxBytes: maxBytes) { _ in ["replaced": true] }
+            return queue.withUnsafeBytes { Array($0) }
+        }
+        let printed = Array((JSONValue.object(["ok": true]).jsonText + "\n").utf8)
+        #expect(queued(ControlReply.ok) == printed)
+        #expect(queued(["ok": true]) == printed)
+        #expect(queued(ControlReply.ok, maxBytes: 11) == printed, "11 bytes of JSON fit a limit of 11")
+        #expect(queued(ControlReply.ok, maxBytes: 10) == Array(#"{"replaced":true}"#.utf8 + [10]), "over the limit")
     }
 }
