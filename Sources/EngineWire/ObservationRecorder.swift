@@ -84,13 +84,15 @@ public final class ObservationRecorder: ApplicationDelegate {
             // in that key's place: that line is printed from the object.
             var clashes = false
             composeLine(stamp) { line in
-                JSONObject.appendMemberJSON(Self.nameKey, .string(name), to: &line)
-                // The payload's fields straight from the notification: no object built.
-                notification.forEachPayloadField { key, value in
-                    if key == Self.nameKey || key == Self.mergedKey || stamp[key] != nil { clashes = true }
-                    JSONObject.appendMemberJSON(key, value, to: &line)
+                JSONObject.appendMembersJSON(to: &line) { member in
+                    member(Self.nameKey, .string(name))
+                    // The payload's fields straight from the notification: no object built.
+                    notification.forEachPayloadField { key, value in
+                        if key == Self.nameKey || key == Self.mergedKey || stamp[key] != nil { clashes = true }
+                        member(key, value)
+                    }
+                    member(Self.mergedKey, .number(Double(merged)))
                 }
-                JSONObject.appendMemberJSON(Self.mergedKey, .number(Double(merged)), to: &line)
             }
             if !clashes { return sink(line) }
         }

@@ -10,8 +10,9 @@ public enum RequestDecoder {
     /// (for a scenario step, the step without its `at`).
     /// - Throws: ``RequestError`` saying what is wrong.
     public static func decode(_ object: JSONObject, context: RequestContext) throws(RequestError) -> EngineRequest {
-        let keys = object.orderedKeys
-        guard keys.count == 1, let key = keys.first, let body = object[key] else {
+        // The one member, read in place (a request a line: no array of its keys).
+        guard object.count == 1, let (key, body) = object.first(where: { _ in true }) else {
+            let keys = object.orderedKeys
             let got = keys.isEmpty ? "nothing" : keys.map { "'\($0)'" }.joined(separator: ", ")
             throw RequestError("a request needs exactly one of \(list(context.forms)) (got \(got))")
         }

@@ -25,6 +25,22 @@ import Testing
         #expect(String(decoding: line, as: UTF8.self) == #"[{"a":1},{"b":2,"c":3}]"#)
     }
 
+    /// Members given in one pass are the members appended one by one, the
+    /// first without a comma after `{` and none at all when none is given;
+    /// a long run of them (past the writer's 512-byte buffer) included.
+    @Test func membersInOnePassAreTheMembersOneByOne() {
+        let members: [(String, JSONValue)] = [("notification", .string("orientationDidChange")), ("o\"k", .string("face\nUp")),
+                                              ("merged", .number(2)), ("long", .string(String(repeating: "x", count: 600)))]
+        var oneByOne: [UInt8] = [UInt8(ascii: "{")], onePass: [UInt8] = [UInt8(ascii: "{")]
+        for (key, value) in members { JSONObject.appendMemberJSON(key, value, to: &oneByOne) }
+        JSONObject.appendMembersJSON(to: &onePass) { member in for (key, value) in members { member(key, value) } }
+        #expect(onePass == oneByOne)
+        JSONObject.appendMembersJSON(to: &onePass) { _ in }
+        #expect(onePass == oneByOne, "no member, no comma")
+        JSONObject.appendMembersJSON(to: &onePass) { member in member("after", .bool(true)) }
+        #expect(String(decoding: onePass, as: UTF8.self).hasSuffix(#"xxx","after":true"#))
+    }
+
     /// Identical means one storage: a copy is, an equal object built
     /// again or reordered is not, and a changed copy is not.
     @Test func identicalIsSharedStorage() {
