@@ -210,7 +210,9 @@ public final class ControlServer {
     public var isAdopted: Bool { socketIdentity == nil }
 
     deinit {
-        receiveBuffer.deallocate()  // no callback runs any more: the connections are the server's
+        // Connections reach the buffer through their weak reference to this
+        // server, nil from now on: none reads into it again.
+        receiveBuffer.deallocate()
         // Released before the loop turned: rmdir is safe from any thread.
         if let pendingStaging { Self.removeStaging(pendingStaging) }
         guard let listenSource else { return }

@@ -120,8 +120,9 @@ private struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         // Most strings (keys, names) have no escape: decode them in one
-        // step from the bytes, as the loop below would (malformed UTF-8 is
-        // repaired the same way), without building them scalar by scalar.
+        // step from the bytes, as the loop below would, without building
+        // them scalar by scalar. Only a string with a byte of 0x80 or more
+        // needs its UTF-8 checked (text that came as a String always passes).
         let start = index
         var nonASCII: UInt8 = 0
         while index < bytes.count {
