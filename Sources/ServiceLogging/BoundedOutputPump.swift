@@ -12,7 +12,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
     private let descriptor: Int32
     /// How long the writer waits for more lines after a batch before it
     /// sleeps until signalled: the most a line waits while lines keep coming.
-    static let lingerNanoseconds = 1_000_000
+    static let linger = Duration.milliseconds(1)
     /// Lines written on this loop's thread wake the writer once per
     /// dispatch turn rather than once each (see ``init(descriptor:limitBytes:wakingFrom:)``).
     private let loop: MainRunLoop?
@@ -166,11 +166,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// written. Returns the bytes still unwritten (0 when all got out); a
     /// reader that never reads cannot hold the caller longer than `limit`.
     public func finish(within limit: Duration) -> Int {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let (seconds, attoseconds) = limit.components
-        deadline.tv_sec += Int(seconds) + Int((Int64(deadline.tv_nsec) + attoseconds / 1_000_000_000) / 1_000_000_000)
-        deadline.tv_nsec = Int((Int64(deadline.tv_nsec) + attoseconds / 1_000_000_000) % 1_000_000_000)
+        var deadline = Self.monotonicDeadline(after: limit)
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         finishing = true
@@ -205,13 +201,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
                 // writer idle that long sleeps until a line signals it.
                 if !lingered {
                     lingered = true
-                    var deadline = timespec()
-                    clock_gettime(CLOCK_MONOTONIC, &deadline)
-                    deadline.tv_nsec += Self.lingerNanoseconds
-                    if deadline.tv_nsec >= 1_000_000_000 {
-                        deadline.tv_sec += 1
-                        deadline.tv_nsec -= 1_000_000_000
-                    }
+                    var deadline = Self.monotonicDeadline(after: Self.linger)
                     _ = pthread_cond_timedwait(changed, mutex, &deadline)  // a timeout is the expected end
                     continue
                 }
@@ -244,6 +234,18 @@ public final class BoundedOutputPump: @unchecked Sendable {
             if broken { break }
         }
         pthread_mutex_unlock(mutex)
+    }
+
+    /// The `CLOCK_MONOTONIC` time `limit` from now, for a timed wait on
+    /// `changed` (whose clock that is).
+    private static func monotonicDeadline(after limit: Duration) -> timespec {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = Int64(deadline.tv_nsec) + attoseconds / 1_000_000_000
+        deadline.tv_sec += Int(seconds) + Int(nanoseconds / 1_000_000_000)
+        deadline.tv_nsec = Int(nanoseconds % 1_000_000_000)
+        return deadline
     }
 
     /// Writes `bytes` until done or failed; returns how many went out.
