@@ -73,8 +73,8 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// The line of a delivered notification: the timestamp, then
     /// ``fields(of:)``. An object line is built in one object (the same line
     /// as `record(Self.fields(of:))`, without a second object to copy
-    /// from); a text line is written member by member, unless a payload key
-    /// clashes with the line's own keys.
+    /// from); a text line is written member by member, and printed from the
+    /// object instead when a payload key turns out to be one of the line's.
     private func record(_ notification: SystemNotification) {
         let stamp = timestamp()
         if case .text(let sink) = sink {
@@ -165,14 +165,10 @@ public final class ObservationRecorder: ApplicationDelegate {
             printedTimestampText.removeSubrange(1...)
             stamp.appendMembersJSON(to: &printedTimestampText)
         }
-        Self.compose(&line, printedTimestampText, members)
-    }
-
-    /// The line in one access to the buffer: appending to a class's
-    /// property member by member paid Swift's exclusivity check each time.
-    private static func compose(_ line: inout [UInt8], _ prefix: [UInt8], _ members: (inout [UInt8]) -> Void) {
+        // In place: `line` is unchecked, so appending to it piece by piece
+        // pays no exclusivity check.
         line.removeAll(keepingCapacity: true)
-        line.append(contentsOf: prefix)
+        line.append(contentsOf: printedTimestampText)
         members(&line)
         line.append(UInt8(ascii: "}"))
     }
