@@ -110,10 +110,34 @@ extension Application {
         do {
             outcome = try table.record(event, mode: holdingMode)
         } catch {
-            leaveEngine()
+            leaveEngineToIdle()
             throw error
         }
-        apply(outcome)
-        leaveEngine()
+        if outcome.effect == .live {
+            if outcome.isPlain {
+                deliver(SystemNotification(slot: Int(outcome.event.slot), merged: 1, encoded: outcome.event.value, details: nil))
+            } else {
+                // Outlined, and given only the event: a whole outcome
+                // passed on was copied to the stack on every event, plain
+                // ones included.
+                deliverRichLive(outcome.event)
+            }
+        }
+        leaveEngineToIdle()
+    }
+
+    /// A live change whose notification has details (a keyed or custom
+    /// kind): made, delivered, then finished.
+    @inline(never)
+    func deliverRichLive(_ event: PreparedEvent) {
+        let outcome = RecordOutcome(.live, event)
+        deliver(table.liveNotification(outcome))
+        table.finishLive(outcome)
+    }
+
+    /// Leaves the busy section a hot path entered with `enterFromIdle()`.
+    @inline(__always)
+    func leaveEngineToIdle() {
+        if activity.leaveToIdle() { applyPendingInputs() }
     }
 }

@@ -80,6 +80,19 @@ struct EngineActivity {
         return true
     }
 
+    /// Leaves the busy section entered with ``enterFromIdle()``: sections
+    /// entered since are balanced, so the depth is 1 and becomes 0 (a
+    /// store, not a checked decrement). Returns true when inputs were
+    /// queued meanwhile: the caller applies them now.
+    @inline(__always)
+    mutating func leaveToIdle() -> Bool {
+        assert(depth == 1 && transitions == 0, "leaveToIdle inside a nested section")
+        depth = 0
+        guard queued else { return false }
+        queued = false
+        return true
+    }
+
     /// Notes an input queued on the loop thread while busy.
     mutating func noteQueued() {
         if depth > 0 { queued = true }

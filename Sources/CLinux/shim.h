@@ -10,6 +10,7 @@
 
 #include <linux/netlink.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
@@ -101,6 +102,22 @@ static inline void CLinux_drain_main_queue(void) { _dispatch_main_queue_callback
 
 /// Whether the calling thread is the process's main thread.
 static inline int CLinux_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
+
+/// pthread_self(), inline. glibc on x86_64 keeps the thread's own
+/// pthread_t at %fs:16 (tcbhead_t.self), and its pthread_self() is that
+/// one load; reading it here spares the loop-thread check on every hot path
+/// a call through the PLT, which also made the caller save its argument
+/// registers. `volatile`: the value must be read where the check is (an
+/// async function may resume on another thread). Elsewhere, pthread_self().
+static inline pthread_t CLinux_thread_self(void) {
+#if defined(__x86_64__) && defined(__GLIBC__)
+    pthread_t self;
+    __asm__ volatile("movq %%fs:16, %0" : "=r"(self));
+    return self;
+#else
+    return pthread_self();
+#endif
+}
 
 /// A non-blocking NETLINK_KOBJECT_UEVENT socket bound to multicast `groups`
 /// (1: the kernel's device events, 2: udev's); -errno on failure.

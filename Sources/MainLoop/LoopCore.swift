@@ -68,10 +68,11 @@ final class LoopCore: @unchecked Sendable {
     }
 
     /// True on the loop's own thread. (On Linux a `pthread_t` is the
-    /// thread's address, and `pthread_equal` is `==`: compared inline, this
-    /// check on every hot path costs no call.)
+    /// thread's address, and `pthread_equal` is `==`: compared inline, and
+    /// read inline by `CLinux_thread_self`, this check on every hot path
+    /// costs no call.)
     @inlinable
-    var isLoopThread: Bool { pthread_self() == owner }
+    var isLoopThread: Bool { CLinux_thread_self() == owner }
 
     /// Removes a source or channel from the registry; it stays alive until
     /// the current callback is over (see `retired`).

@@ -9,49 +9,53 @@ extension CoalescingTable {
     ///   event this table did not prepare; nothing changes then.
     @inlinable @inline(__always)
     public mutating func record(_ event: PreparedEvent, mode: HoldingMode) throws(NotificationCenterError) -> RecordOutcome {
-        let slot = Int(event.slot)
-        guard slot >= 0, slot < kinds.count else { throw .foreignPreparedEvent }
+        // One unsigned compare checks both ends (a negative slot becomes huge).
+        let slot = Int(UInt32(bitPattern: event.slot))
+        guard slot < kinds.count else { throw .foreignPreparedEvent }
         guard kinds[slot].isKeyed else {
-            let effect = recordValue(event.value, slot: slot, mode: mode)
-            return RecordOutcome(effect, event, isPlain: effect == .live && kinds[slot].isPlainStandard)
+            let (effect, isPlain) = recordValue(event.value, slot: slot, mode: mode)
+            return RecordOutcome(effect, event, isPlain: isPlain)
         }
         return try recordKeyedEvent(event, mode: mode)
     }
 
+    /// Records a value kind's event in place; also returns whether it is a
+    /// live change of a plain standard kind (read while the record is at
+    /// hand, not looked up again).
     @inlinable @inline(__always)
-    mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> RecordOutcome.Effect {
+    mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> (RecordOutcome.Effect, isPlain: Bool) {
         // In place, with one bounds check (the kinds are an `OwnedArray`).
-        let (effect, firstHeld) = kinds.update(at: slot) { kind -> (RecordOutcome.Effect, Bool) in
+        let (effect, firstHeld, isPlain) = kinds.update(at: slot) { kind -> (RecordOutcome.Effect, Bool, Bool) in
             kind.counters.received &+= 1
             let previous = kind.value
             guard kind.shape == .latestEvent || previous != new else {
                 kind.counters.ignoredUnchanged &+= 1
-                return (.unchanged, false)
+                return (.unchanged, false, false)
             }
             kind.value = new
             switch mode {
-            case .notRunning:
-                kind.counters.changedWhileNotRunning &+= 1
-                return (.changedWhileNotRunning, false)
             case .live:
                 kind.counters.deliveredLive &+= 1
-                return (.live, false)
+                return (.live, false, kind.isPlainStandard)
+            case .notRunning:
+                kind.counters.changedWhileNotRunning &+= 1
+                return (.changedWhileNotRunning, false, false)
             case .holding:
                 kind.counters.held &+= 1
                 if kind.held == nil {
                     kind.held = HeldSlot(atSuspension: previous, current: new, count: 1)
-                    return (.held, true)
+                    return (.held, true, false)
                 }
                 kind.held!.current = new
                 kind.held!.count &+= 1
-                return (.held, false)
+                return (.held, false, false)
             }
         }
         if firstHeld {
             heldSlots += 1
             appendHeld(HeldList.entry(kind: slot))
         }
-        return effect
+        return (effect, isPlain)
     }
 
     @usableFromInline

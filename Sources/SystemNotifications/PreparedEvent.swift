@@ -24,13 +24,16 @@ public struct PreparedEvent: Hashable, Sendable {
 }
 
 /// Where an event goes once recorded (the engine's mode, set by the lifecycle).
+///
+/// `live` is the first case on purpose: a switch on the mode tests the
+/// first case first, and live is the hot one.
 public enum HoldingMode: Sendable, Equatable {
-    /// The app is not running: events only change the current values.
-    case notRunning
     /// The app runs code: changes are delivered at once.
     case live
     /// The app is suspended: changes are held and coalesced.
     case holding
+    /// The app is not running: events only change the current values.
+    case notRunning
 }
 
 /// What recording one event did: plain data, so returning it costs no
@@ -59,7 +62,7 @@ public struct RecordOutcome: Sendable, Equatable {
     package let isPlain: Bool
 
     @usableFromInline
-    init(_ effect: Effect, _ event: PreparedEvent, isPlain: Bool = false) {
+    package init(_ effect: Effect, _ event: PreparedEvent, isPlain: Bool = false) {
         self.effect = effect
         self.event = event
         self.isPlain = isPlain

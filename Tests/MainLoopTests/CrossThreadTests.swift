@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Glibc
 import MainLoop
@@ -111,6 +112,24 @@ import Testing
             #expect(!timedOut, "a stop sent during runOnce was lost")
             if timedOut { break }
         }
+    }
+
+    /// The loop-thread check reads the thread's identity inline
+    /// (`CLinux_thread_self`, one load on x86-64 glibc): it must be
+    /// `pthread_self()` on every thread, and `inLoop` true on the loop's
+    /// thread only.
+    @Test func theInlineThreadIdentityIsPthreadSelfOnEveryThread() throws {
+        #expect(CLinux_thread_self() == pthread_self())
+        let loop = try MainRunLoop()
+        #expect(loop.inLoop)
+        let sameOnOtherThread = Atomic<Bool>(false), inLoopElsewhere = Atomic<Bool>(true)
+        TestThread {
+            sameOnOtherThread.store(CLinux_thread_self() == pthread_self(), ordering: .relaxed)
+            inLoopElsewhere.store(loop.inLoop, ordering: .relaxed)
+        }.join()
+        let same = sameOnOtherThread.load(ordering: .relaxed), elsewhere = inLoopElsewhere.load(ordering: .relaxed)
+        #expect(same)
+        #expect(!elsewhere)
     }
 
     @Test func loopThreadRunsAndJoins() throws {

@@ -37,6 +37,50 @@ import Testing
         #expect(log == ["first"])
     }
 
+    /// A notification reaches its kind's observers, then the every-kind
+    /// ones, each group in registration order, however the registrations
+    /// interleave; a kind with no observers of its own reaches only the
+    /// every-kind ones. (The registry lays each kind's run out with the
+    /// every-kind observers after it, so this pins that layout.)
+    @Test func kindObserversComeBeforeEveryKindObserversInRegistrationOrder() throws {
+        let h = try CenterHarness()
+        try h.app.perform(.launch)
+        var log: [String] = []
+        try h.center.addObserver { log.append("all-1 \($0.name)") }
+        try h.center.addObserver(for: .locale) { log.append("locale-1 \($0.name)") }
+        try h.center.addObserver(for: .orientation) { log.append("orientation-1 \($0.name)") }
+        let allTwo = try h.center.addObserver { log.append("all-2 \($0.name)") }
+        try h.center.addObserver(for: .locale) { log.append("locale-2 \($0.name)") }
+        try h.post(.locale("fr_FR"), .orientation(.faceUp), .proximity(true))
+        #expect(log == ["locale-1 currentLocaleDidChange", "locale-2 currentLocaleDidChange",
+                        "all-1 currentLocaleDidChange", "all-2 currentLocaleDidChange",
+                        "orientation-1 orientationDidChange", "all-1 orientationDidChange", "all-2 orientationDidChange",
+                        "all-1 proximityStateDidChange", "all-2 proximityStateDidChange"])
+        log.removeAll()
+        #expect(h.center.removeObserver(allTwo))
+        try h.post(.locale("de_DE"), .proximity(false))
+        #expect(log == ["locale-1 currentLocaleDidChange", "locale-2 currentLocaleDidChange",
+                        "all-1 currentLocaleDidChange", "all-1 proximityStateDidChange"])
+    }
+
+    /// An every-kind observer removed by a kind's observer during a delivery
+    /// gets nothing from it, whichever kind is delivered.
+    @Test func anEveryKindObserverRemovedByAKindObserverGetsNothingFurther() throws {
+        let h = try CenterHarness()
+        try h.app.perform(.launch)
+        var log: [String] = []
+        var all: NotificationObserverToken!
+        try h.center.addObserver(for: .locale) { _ in
+            log.append("locale")
+            h.center.removeObserver(all)
+        }
+        all = try h.center.addObserver { log.append("all \($0.name)") }
+        try h.post(.orientation(.faceUp))
+        #expect(log == ["all orientationDidChange"])
+        try h.post(.locale("fr_FR"), .orientation(.faceDown))
+        #expect(log == ["all orientationDidChange", "locale"])
+    }
+
     /// Engine inputs take effect in the order they were issued (on the loop
     /// thread, before the call returns); app work posted earlier runs later,
     /// when the loop reaches it.
