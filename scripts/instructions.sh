@@ -7,6 +7,9 @@
 #   bash scripts/instructions.sh [REPO]          PROBES="held live" to choose
 
 set -euo pipefail
+# Hashing seeded per process made probes that hash (keyed-first prepares
+# 100,000 subject names) differ by a quarter from run to run.
+export SWIFT_DETERMINISTIC_HASHING=1
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$repo"
 swift build -c release --package-path Benchmarks --product compare >/dev/null 2>&1
