@@ -49,7 +49,7 @@ final class NotificationObservers {
     /// observers; then one run of the every-kind observers alone, which
     /// every other slot delivers to. A delivery is then one walk of one
     /// run (two walks, and the check between them, cost a live delivery
-    /// 5 of its 125 instructions). The every-kind entries are repeated once
+    /// 6 of its 125 instructions). The every-kind entries are repeated once
     /// per slot that has observers of its own: a few entries, since a
     /// slot is a kind.
     @exclusivity(unchecked) private var block = UnsafeMutableBufferPointer<ObserverEntry>(start: nil, count: 0)
