@@ -64,10 +64,11 @@ extension Application {
         if outcome.isPlain {
             // Built here with no details, so delivering it counts no reference.
             deliver(SystemNotification(slot: Int(outcome.event.slot), merged: 1, encoded: outcome.event.value, details: nil))
-            return
+        } else {
+            // Outlined, and given only the event: a whole outcome passed on
+            // was copied to the stack on every event, plain ones included.
+            deliverRichLive(outcome.event)
         }
-        deliver(table.liveNotification(outcome))
-        table.finishLive(outcome)
     }
 
     /// Hands a notification to the observers of its kind, then to those of
@@ -113,16 +114,7 @@ extension Application {
             leaveEngineToIdle()
             throw error
         }
-        if outcome.effect == .live {
-            if outcome.isPlain {
-                deliver(SystemNotification(slot: Int(outcome.event.slot), merged: 1, encoded: outcome.event.value, details: nil))
-            } else {
-                // Outlined, and given only the event: a whole outcome
-                // passed on was copied to the stack on every event, plain
-                // ones included.
-                deliverRichLive(outcome.event)
-            }
-        }
+        apply(outcome)
         leaveEngineToIdle()
     }
 
