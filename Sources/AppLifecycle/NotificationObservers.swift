@@ -188,37 +188,26 @@ final class NotificationObservers {
     private func rebuildRanges() {
         let everyKindStart = entries.firstIndex { $0.slot < 0 } ?? entries.endIndex
         let everyKindEntries = entries[everyKindStart...]
-        var slotsWithObservers = 0
-        var index = 0
-        while index < everyKindStart {
-            let slot = entries[index].slot
-            while index < everyKindStart, entries[index].slot == slot { index += 1 }
-            slotsWithObservers += 1
-        }
-        block.deinitialize()
-        block.deallocate()
-        block = .allocate(capacity: everyKindStart + (slotsWithObservers + 1) * everyKindEntries.count)
-        ranges.deallocate()
-        ranges = .allocate(capacity: slotCount)
-        var written = 0
-        func write(_ run: ArraySlice<ObserverEntry>) {
-            for entry in run { (block.baseAddress! + written).initialize(to: entry); written += 1 }
-        }
-        index = 0
+        var laidOut = ContiguousArray<ObserverEntry>()
         var runs: [(slot: Int, range: Range<Int>)] = []
+        var index = 0
         while index < everyKindStart {
             let slot = entries[index].slot, start = index
             while index < everyKindStart, entries[index].slot == slot { index += 1 }
-            let runStart = written
-            write(entries[start..<index])
-            write(everyKindEntries)
-            runs.append((slot, runStart..<written))
+            let runStart = laidOut.count
+            laidOut += entries[start..<index]
+            laidOut += everyKindEntries
+            runs.append((slot, runStart..<laidOut.count))
         }
-        let sharedStart = written
-        write(everyKindEntries)
-        everyKind = sharedStart..<written
+        everyKind = laidOut.count..<(laidOut.count + everyKindEntries.count)
+        laidOut += everyKindEntries
+        block.deinitialize()
+        block.deallocate()
+        block = .allocate(capacity: laidOut.count)
+        _ = block.initialize(from: laidOut)
+        ranges.deallocate()
+        ranges = .allocate(capacity: slotCount)
         ranges.initialize(repeating: everyKind)
         for run in runs where run.slot < slotCount { ranges[run.slot] = run.range }
-        assert(written == block.count)
     }
 }
