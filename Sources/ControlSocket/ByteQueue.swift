@@ -26,9 +26,11 @@ struct ByteQueue {
         storage[start...].firstIndex(of: byte).map { $0 - start }
     }
 
-    /// The first `count` waiting bytes, as an array of their own.
-    func prefix(_ count: Int) -> [UInt8] {
-        Array(storage[start..<start + count])
+    /// `body` with the first `count` waiting bytes, in place (no copy).
+    /// The pointer is valid only inside `body`, which must not change the
+    /// queue.
+    func withPrefix<Result>(_ count: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<start + count])) }
     }
 
     /// Whether a waiting byte satisfies `predicate`.

@@ -113,14 +113,31 @@ final class ControlConnection {
     /// the connection is closing.
     private func processLines() {
         var handled = 0
+        // Loaded once per batch, not per request: a weak load is an atomic
+        // operation on the side table (2 % of a profile at three per event),
+        // and reading a class's `var` pays a dynamic exclusivity check.
+        // Held through the batch; a server released meanwhile is gone after.
+        let server = self.server
+        let replyLimit = server?.maxReplyBytes ?? Int.max
         while takesRequests, let newline = input.firstOffset(of: UInt8(ascii: "\n")) {
             guard handled < Self.linesPerTurn else { return scheduleTurn() }
             handled += 1
-            var line = input.prefix(newline)
+            // The line is read where it lies in the input; nothing runs
+            // while the input is held but the pure parse.
+            let line = input.withPrefix(newline) { bytes -> Line in
+                var line = bytes
+                if line.last == UInt8(ascii: "\r") { line = UnsafeBufferPointer(rebasing: line.dropLast()) }
+                guard line.count <= maxLineBytes else { return .oversize }
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
+                return .request(ControlServer.parseRequest(line))
+            }
             input.consume(newline + 1)
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            guard line.count <= maxLineBytes else { return rejectOversize() }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            let request: Result<JSONValue, ControlServer.RequestProblem>
+            switch line {
+            case .oversize: return rejectOversize()
+            case .blank: continue
+            case .request(let parsed): request = parsed
+            }
             guard let server else { return close(reason: nil) }
             // Before the first request of a batch of several: if the client
             // has gone (closed with requests unread), the lines it left are
@@ -130,11 +147,17 @@ final class ControlConnection {
             // request needs no check: it costs one reply either way.
             if output.isEmpty, !input.isEmpty, peerHasClosed() { return close(reason: nil) }
             lastActivity = loop.now
-            enqueue(server.respond(to: line))
+            enqueue(server.respond(to: request), limit: replyLimit)
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, input.firstOffset(of: UInt8(ascii: "\n")) == nil {
             rejectOversize()
         }
+    }
+
+    /// A request line as read from the input.
+    private enum Line {
+        case oversize, blank
+        case request(Result<JSONValue, ControlServer.RequestProblem>)
     }
 
     /// Whether the client closed its socket: `poll` reports POLLHUP for
@@ -180,15 +203,14 @@ final class ControlConnection {
     }
 
     func reply(_ object: JSONObject) {
-        enqueue(object)
+        enqueue(object, limit: server?.maxReplyBytes ?? Int.max)
         flush()
     }
 
     /// Queues a reply line (serialized once, straight into the output,
     /// bounded by the server's `maxReplyBytes`) without sending it yet.
-    private func enqueue(_ object: JSONObject) {
+    private func enqueue(_ object: JSONObject, limit: Int) {
         guard !isClosed else { return }
-        let limit = server?.maxReplyBytes ?? Int.max
         output.appendLine(object, maxBytes: limit) { size in
             ControlReply.error("the reply would be \(size) bytes, over the limit of \(limit)")
         }

@@ -16,6 +16,6 @@ public enum ControlReply {
 
     /// `{"ok": false, "error": message}`.
     public static func error(_ message: String) -> JSONObject {
-        ["ok": false, "error": .string(message)]
+        JSONObject(distinctKeys: [.init("ok", false), .init("error", .string(message))])
     }
 }

@@ -78,7 +78,9 @@ public final class ControlServer {
     public private(set) var malformedRequests = 0
     /// The longest reply line sent, in bytes of JSON: a bigger reply is
     /// replaced by an error that says how big it would have been (the
-    /// check is made while the reply is serialized, once).
+    /// check is made while the reply is serialized, once). A connection
+    /// reads it once per batch of requests: a change applies from the
+    /// next batch.
     public var maxReplyBytes = 1 << 20
 
     /// Creates the socket at `path` and starts accepting. A stale socket
@@ -368,36 +370,52 @@ public final class ControlServer {
         if let reason { closeLog.log(.info, "control connection closed: \(reason)") }
     }
 
-    /// Parses one request line and returns the reply. A line that is not
-    /// valid UTF-8 is refused whole: decoded lossily, two different ids
+    /// Reads one request line (in place: `line` may point into a receive
+    /// queue) into its JSON, or says why it cannot be read. A line that is
+    /// not valid UTF-8 is refused whole: decoded lossily, two different ids
     /// (`a\xff`, `a\xfe`) would become the same one (`a\u{FFFD}`).
-    func respond(to line: [UInt8]) -> JSONObject {
-        guard Self.isUTF8(line) else {
-            return malformed("the request is not valid UTF-8")
-        }
+    /// Nothing here has an effect: a connection parses a line while it
+    /// holds its input, and answers it (``respond(to:)``) after.
+    static func parseRequest(_ line: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, RequestProblem> {
+        guard isUTF8(line) else { return .failure(RequestProblem(message: "the request is not valid UTF-8")) }
         do {
-            return handler(try JSONValue.parse(utf8: line))
+            return .success(try JSONValue.parse(utf8: line))
         } catch {
-            return malformed("malformed JSON request: \(error)")
+            return .failure(RequestProblem(message: "malformed JSON request: \(error)"))
+        }
+    }
+
+    /// Why a request line cannot be read.
+    struct RequestProblem: Error {
+        let message: String
+    }
+
+    /// The reply to a request line read by ``parseRequest(_:)``.
+    func respond(to request: Result<JSONValue, RequestProblem>) -> JSONObject {
+        switch request {
+        case .success(let json): return handler(json)
+        case .failure(let problem): return malformed(problem.message)
         }
     }
 
     /// Whether `bytes` are UTF-8: eight bytes at a time while they are
     /// ASCII (requests almost always are), the full check only past that.
     static func isUTF8(_ bytes: [UInt8]) -> Bool {
-        let isASCII = bytes.withUnsafeBytes { raw -> Bool in
-            var offset = 0, high: UInt64 = 0
-            while offset + 8 <= raw.count {
-                high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                offset += 8
-            }
-            while offset < raw.count {
-                high |= UInt64(raw[offset])
-                offset += 1
-            }
-            return high & 0x8080_8080_8080_8080 == 0
+        bytes.withUnsafeBufferPointer { isUTF8($0) }
+    }
+
+    static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0, high: UInt64 = 0
+        while offset + 8 <= raw.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
         }
-        return isASCII || String(validating: bytes, as: UTF8.self) != nil
+        while offset < raw.count {
+            high |= UInt64(raw[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0 || String(validating: bytes, as: UTF8.self) != nil
     }
 
     /// Counts, logs (rate-limited) and answers a request that cannot be read.

@@ -9,10 +9,12 @@ public enum EngineQueries {
         let center = application.notifications
         switch query {
         case .state:
-            return ["ok": true, "state": .string(application.state.rawValue), "holding": .bool(center.isHolding),
-                    "heldSlots": .number(Double(center.heldSlotCount)),
-                    "remainingBackgroundTime": application.remainingBackgroundTime.map { .number($0.secondsDouble) } ?? .null,
-                    "openBackgroundTasks": .array(application.openBackgroundTaskNames.map(JSONValue.string))]
+            return JSONObject(distinctKeys: [
+                .init("ok", true), .init("state", .string(application.state.rawValue)), .init("holding", .bool(center.isHolding)),
+                .init("heldSlots", .number(Double(center.heldSlotCount))),
+                .init("remainingBackgroundTime", application.remainingBackgroundTime.map { .number($0.secondsDouble) } ?? .null),
+                .init("openBackgroundTasks", .array(application.openBackgroundTaskNames.map(JSONValue.string))),
+            ])
         case .stats:
             var kinds = JSONObject()
             for (kind, counters) in center.statistics { kinds[kind.name] = .object(json(counters)) }
@@ -52,6 +54,6 @@ public enum EngineQueries {
 
     /// `{"ok": false, "error": message}`.
     public static func error(_ message: String) -> JSONObject {
-        ["ok": false, "error": .string(message)]
+        JSONObject(distinctKeys: [.init("ok", false), .init("error", .string(message))])
     }
 }

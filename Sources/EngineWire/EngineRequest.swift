@@ -37,6 +37,25 @@ public enum RequestContext: Sendable {
     /// The control socket: lifecycle, system, input, query.
     case controlSocket
 
+    /// Whether this context accepts the request key `key` (one of
+    /// ``forms``). The commonest keys are compared first: comparing two
+    /// equal short strings is a compare of their bits, and every unequal
+    /// one before the match costs a call into the string comparison.
+    public func accepts(_ key: String) -> Bool {
+        switch self {
+        case .scenarioStep:
+            switch key {
+            case "system", "app", "lifecycle", "input": return true
+            default: return false
+            }
+        case .controlSocket:
+            switch key {
+            case "system", "query", "input", "lifecycle": return true
+            default: return false
+            }
+        }
+    }
+
     /// The request keys this context accepts, in the order messages list them.
     public var forms: [String] {
         switch self {

@@ -16,28 +16,29 @@ public enum RequestDecoder {
             let got = keys.isEmpty ? "nothing" : keys.map { "'\($0)'" }.joined(separator: ", ")
             throw RequestError("a request needs exactly one of \(list(context.forms)) (got \(got))")
         }
-        guard context.forms.contains(key) else {
+        guard context.accepts(key) else {
             let known = ["lifecycle", "system", "input", "app", "query"]
             if known.contains(key) {
                 throw RequestError("'\(key)' is not allowed here (expected one of \(list(context.forms)))")
             }
             throw RequestError("unknown request '\(key)' (expected one of \(list(context.forms)))")
         }
+        // The commonest first (see `RequestContext.accepts`).
         switch key {
-        case "lifecycle": return .lifecycle(try lifecycleCommand(body))
         case "system":
             guard let event = body.objectValue, event.count == 1 else {
                 throw RequestError("'system' must be an object with exactly one event kind, e.g. {\"orientation\": \"faceUp\"}")
             }
             return .system(body)
-        case "input":
-            guard let id = body.stringValue else { throw RequestError("'input' must be a string (a touch id)") }
-            return .input(id)
         case "query":
             guard let name = body.stringValue, let query = EngineQuery(rawValue: name) else {
                 throw RequestError("unknown query \(body.jsonText) (known: \(list(EngineQuery.allCases.map(\.rawValue))))")
             }
             return .query(query)
+        case "input":
+            guard let id = body.stringValue else { throw RequestError("'input' must be a string (a touch id)") }
+            return .input(id)
+        case "lifecycle": return .lifecycle(try lifecycleCommand(body))
         default:
             return .app(try appAction(body))
         }

@@ -100,9 +100,11 @@ struct JSONByteWriter {
     /// comma before the first unless `first`.
     mutating func members(of object: JSONObject, first: Bool) {
         var first = first
-        for (key, element) in object {
-            member(key, element, first: first)
-            first = false
+        object.withEntries { entries in
+            for index in entries.indices {
+                member(entries[index].key, entries[index].value, first: first)
+                first = false
+            }
         }
     }
 
@@ -124,34 +126,52 @@ struct JSONByteWriter {
 
     private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         guard let start = utf8.baseAddress else { return }
+        let count = utf8.count
         var runStart = 0
         var index = 0
-        while index < utf8.count {
-            // Eight bytes at a time while none needs escaping (most text).
-            if utf8.count - index >= 8,
-               !Self.mayNeedEscaping(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) {
+        // Eight bytes at a time while none needs escaping (most text); eight
+        // that may are looked at one by one.
+        while count &- index >= 8 {
+            let word = UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)
+            if Self.mayNeedEscaping(word) {
+                for _ in 0..<8 { escapeByte(start, &index, &runStart) }
+            } else {
                 index &+= 8
-                continue
             }
-            let code = start[index]
-            index &+= 1
-            // Bytes of multi-byte characters are all >= 0x80: copied as they are.
-            guard code < 0x20 || code == UInt8(ascii: "\"") || code == UInt8(ascii: "\\") else { continue }
-            bytes(UnsafeBufferPointer(start: start + runStart, count: index - 1 - runStart))
-            switch code {
-            case UInt8(ascii: "\""): literal(#"\""#)
-            case UInt8(ascii: "\\"): literal(#"\\"#)
-            case 0x0A: literal(#"\n"#)
-            case 0x0D: literal(#"\r"#)
-            case 0x09: literal(#"\t"#)
-            default:
-                literal(#"\u00"#)
-                byte(Self.hexDigit(code >> 4))
-                byte(Self.hexDigit(code & 0x0F))
-            }
-            runStart = index
         }
-        bytes(UnsafeBufferPointer(start: start + runStart, count: utf8.count - runStart))
+        // The last few: when the text has eight bytes, the eight that end it
+        // (some already passed) are tested as one word; a short text (a key,
+        // a state name) byte by byte, with the loop above not in the way.
+        if index < count, count >= 8,
+           !Self.mayNeedEscaping(UnsafeRawPointer(start + (count &- 8)).loadUnaligned(as: UInt64.self)) {
+            index = count
+        }
+        while index < count { escapeByte(start, &index, &runStart) }
+        bytes(UnsafeBufferPointer(start: start + runStart, count: count &- runStart))
+    }
+
+    /// Looks at the byte at `index` and steps past it: a byte that needs
+    /// escaping ends the run of bytes copied as they are (from `runStart`),
+    /// is written escaped, and starts the next run after it. Bytes of
+    /// multi-byte characters are all >= 0x80: copied as they are.
+    @inline(__always)
+    private mutating func escapeByte(_ start: UnsafePointer<UInt8>, _ index: inout Int, _ runStart: inout Int) {
+        let code = start[index]
+        index &+= 1
+        guard code < 0x20 || code == UInt8(ascii: "\"") || code == UInt8(ascii: "\\") else { return }
+        bytes(UnsafeBufferPointer(start: start + runStart, count: index &- 1 &- runStart))
+        switch code {
+        case UInt8(ascii: "\""): literal(#"\""#)
+        case UInt8(ascii: "\\"): literal(#"\\"#)
+        case 0x0A: literal(#"\n"#)
+        case 0x0D: literal(#"\r"#)
+        case 0x09: literal(#"\t"#)
+        default:
+            literal(#"\u00"#)
+            byte(Self.hexDigit(code >> 4))
+            byte(Self.hexDigit(code & 0x0F))
+        }
+        runStart = index
     }
 
     /// Whether any of the eight bytes is below 0x20, a quote or a backslash

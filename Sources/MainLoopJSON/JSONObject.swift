@@ -3,7 +3,7 @@
 public struct JSONObject: Hashable, Sendable, Sequence {
     /// The pairs, in insertion order: what printing and iteration walk,
     /// with no hashing.
-    private var entries: [(key: String, value: JSONValue)] = []
+    private var entries: [Entry] = []
     /// Key → position in `entries`, kept once the object has more than
     /// `indexedFrom` keys. A smaller object (a reply, a request) is
     /// searched linearly: comparing a few short keys costs less than
@@ -19,6 +19,31 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     public init(_ pairs: [(String, JSONValue)]) {
         entries.reserveCapacity(pairs.count)
         for (key, value) in pairs { self[key] = value }
+    }
+
+    /// One pair as stored: a struct, not a tuple, because an array of
+    /// tuples is destroyed through the runtime's generic tuple witness
+    /// (about 40 instructions a pair, a third of releasing a reply).
+    package struct Entry {
+        var key: String
+        var value: JSONValue
+
+        /// The pair `key: value`.
+        package init(_ key: String, _ value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// An object of `entries`, in order, taken as they are: the caller
+    /// (this package's own replies, whose keys are distinct literals)
+    /// vouches that no key repeats, so no key is compared with another
+    /// (a six-key reply spent about 1,000 instructions on that, and as much
+    /// again copying the pairs). Debug builds check the promise.
+    package init(distinctKeys entries: [Entry]) {
+        assert(Set(entries.map(\.key)).count == entries.count, "JSONObject(distinctKeys:): a key repeats")
+        self.entries = entries
+        rebuildIndex()
     }
 
     private func position(of key: String) -> Int? {
@@ -41,12 +66,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
                 if let position = position(of: key) {
                     entries[position].value = newValue
                 } else {
-                    entries.append((key, newValue))
-                    if index != nil {
-                        index![key] = entries.count - 1
-                    } else if entries.count > Self.indexedFrom {
-                        rebuildIndex()
-                    }
+                    appendNewKey(key, newValue)
                 }
             } else if let position = position(of: key) {
                 entries.remove(at: position)
@@ -54,6 +74,17 @@ public struct JSONObject: Hashable, Sendable, Sequence {
                 // ordered key list always was).
                 if index != nil { rebuildIndex() }
             }
+        }
+    }
+
+    /// Adds `key`, which the caller has just found absent, after the others
+    /// (the parser's insert, with no second search).
+    mutating func appendNewKey(_ key: String, _ value: JSONValue) {
+        entries.append(Entry(key, value))
+        if index != nil {
+            index![key] = entries.count - 1
+        } else if entries.count > Self.indexedFrom {
+            rebuildIndex()
         }
     }
 
@@ -70,18 +101,25 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// Whether there are no keys.
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// `body` with the pairs in insertion order, in place: the printer
+    /// reads each pair where it is stored, with no copy (and no retain)
+    /// of its key and value.
+    func withEntries<Result>(_ body: (UnsafeBufferPointer<Entry>) -> Result) -> Result {
+        entries.withUnsafeBufferPointer(body)
+    }
+
     /// Walks the pairs in insertion order.
     public struct Iterator: IteratorProtocol {
-        private let entries: [(key: String, value: JSONValue)]
+        private let entries: [Entry]
         private var position = 0
 
-        init(_ entries: [(key: String, value: JSONValue)]) { self.entries = entries }
+        init(_ entries: [Entry]) { self.entries = entries }
 
         /// The next pair, or nil after the last.
         public mutating func next() -> (key: String, value: JSONValue)? {
             guard position < entries.count else { return nil }
             defer { position += 1 }
-            return entries[position]
+            return (entries[position].key, entries[position].value)
         }
     }
 
@@ -106,10 +144,10 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// Order-insensitive, like equality: the sum of each pair's own hash.
     public func hash(into hasher: inout Hasher) {
         var sum = 0
-        for (key, value) in entries {
+        for entry in entries {
             var pair = Hasher()
-            pair.combine(key)
-            pair.combine(value)
+            pair.combine(entry.key)
+            pair.combine(entry.value)
             sum &+= pair.finalize()
         }
         hasher.combine(entries.count)

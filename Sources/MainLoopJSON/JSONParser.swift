@@ -23,6 +23,13 @@ extension JSONValue {
     /// are not UTF-8 are an error, wherever they are: inside a string they
     /// are checked, outside one no JSON token has them.
     public static func parse(utf8 bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in try parse(utf8: buffer) }
+    }
+
+    /// Parses one JSON text from UTF-8 bytes in memory the caller owns (a
+    /// line in a receive buffer), with no copy of them made: as
+    /// ``parse(utf8:)-(Array<UInt8>)``, for a caller that has a buffer.
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
@@ -32,12 +39,17 @@ extension JSONValue {
     }
 }
 
+/// A recursive-descent parser over bytes it does not own (valid for the
+/// parse only). Every read is at an index it has just compared with
+/// `bytes.count`, so the buffer's own checks are left to debug builds
+/// (an unsafe buffer checks only there) and indices move with `&+`: an
+/// index never passes the count, which is far from `Int.max`.
 private struct JSONParser {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private static let maxDepth = 512
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     var atEnd: Bool { index >= bytes.count }
 
@@ -50,7 +62,12 @@ private struct JSONParser {
     }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index &+= 1
+            default: return
+            }
+        }
     }
 
     mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
@@ -70,55 +87,58 @@ private struct JSONParser {
 
     private mutating func expectWord(_ word: String) throws(JSONParseError) {
         let utf8 = Array(word.utf8)
-        guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+        guard index + utf8.count <= bytes.count, bytes[index..<index + utf8.count].elementsEqual(utf8) else {
             throw error("invalid literal, expected '\(word)'")
         }
         index += utf8.count
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        index += 1
+        index &+= 1
         var object = JSONObject()
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index &+= 1; return .object(object) }
+        // Room for four keys at once (most requests' objects fit), where
+        // growing from empty reallocated as the keys came.
+        object.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let key = try parseString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after key") }
-            index += 1
+            index &+= 1
             skipWhitespace()
             // Last-wins would silently drop data (two keys collapse into one);
             // a duplicate is as malformed as a missing colon.
             guard object[key] == nil else { throw error("duplicate key \"\(key)\" in object") }
-            object[key] = try parseValue(depth: depth + 1)
+            object.appendNewKey(key, try parseValue(depth: depth + 1))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+            if bytes[index] == UInt8(ascii: ",") { index &+= 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index &+= 1; return .object(object) }
             throw error("expected ',' or '}' in object")
         }
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
-        index += 1
+        index &+= 1
         var array: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index &+= 1; return .array(array) }
         while true {
             skipWhitespace()
             array.append(try parseValue(depth: depth + 1))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in array") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+            if bytes[index] == UInt8(ascii: ",") { index &+= 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index &+= 1; return .array(array) }
             throw error("expected ',' or ']' in array")
         }
     }
 
     private mutating func parseString() throws(JSONParseError) -> String {
-        index += 1
+        index &+= 1
         // Most strings (keys, names) have no escape: decode them in one
         // step from the bytes, as the loop below would, without building
         // them scalar by scalar. Only a string with a byte of 0x80 or more
@@ -128,9 +148,10 @@ private struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                index += 1
-                guard nonASCII & 0x80 != 0 else { return String(decoding: bytes[start..<index - 1], as: UTF8.self) }
-                guard let string = String(validating: bytes[start..<index - 1], as: UTF8.self) else {
+                index &+= 1
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index &- 1])
+                guard nonASCII & 0x80 != 0 else { return String(decoding: text, as: UTF8.self) }
+                guard let string = String(validating: text, as: UTF8.self) else {
                     index = start
                     throw error("invalid UTF-8 in string")
                 }
@@ -138,7 +159,7 @@ private struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
             nonASCII |= byte
-            index += 1
+            index &+= 1
         }
         var scalars = String.UnicodeScalarView()
         var run = Array(bytes[start..<index])
@@ -151,14 +172,14 @@ private struct JSONParser {
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") { index += 1; break }
+            if byte == UInt8(ascii: "\"") { index &+= 1; break }
             if byte < 0x20 { throw error("control character in string") }
-            if byte != UInt8(ascii: "\\") { run.append(byte); index += 1; continue }
+            if byte != UInt8(ascii: "\\") { run.append(byte); index &+= 1; continue }
             try flush(&run, into: &scalars)
-            index += 1
+            index &+= 1
             guard index < bytes.count else { throw error("unterminated escape") }
             let escape = bytes[index]
-            index += 1
+            index &+= 1
             switch escape {
             case UInt8(ascii: "\""): scalars.append("\"")
             case UInt8(ascii: "\\"): scalars.append("\\")
@@ -200,18 +221,18 @@ private struct JSONParser {
             default: throw error("invalid hex digit in \\u escape")
             }
             value = value * 16 + digit
-            index += 1
+            index &+= 1
         }
         return value
     }
 
     private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
         let start = index
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        if bytes[index] == UInt8(ascii: "-") { index &+= 1 }
         func digits(_ parser: inout JSONParser) -> Int {
             let from = parser.index
             while parser.index < parser.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(parser.bytes[parser.index]) {
-                parser.index += 1
+                parser.index &+= 1
             }
             return parser.index - from
         }
@@ -219,15 +240,15 @@ private struct JSONParser {
         guard intDigits > 0 else { throw error("invalid number") }
         if intDigits > 1, bytes[index - intDigits] == UInt8(ascii: "0") { throw error("leading zero in number") }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
+            index &+= 1
             guard digits(&self) > 0 else { throw error("expected digits after '.'") }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            index &+= 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index &+= 1 }
             guard digits(&self) > 0 else { throw error("expected digits in exponent") }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let number = JSONNumber(decimalText: text) else { throw error("number out of range") }
         return number
     }

@@ -101,11 +101,11 @@ public final class ControlResponder {
         } catch {
             return EngineQueries.error(error.problem)
         }
-        switch decoded {
+        switch consume decoded {
         case .lifecycle(let command):
             do {
                 try application.perform(command)
-                return ["ok": true, "state": .string(application.state.rawValue)]
+                return JSONObject(distinctKeys: [.init("ok", true), .init("state", .string(application.state.rawValue))])
             } catch {
                 return EngineQueries.error(error.description)
             }
@@ -137,7 +137,7 @@ public final class ControlResponder {
         case .query(let query):
             // Stats are built only when asked; the server bounds the
             // reply's size while writing it (serialized once).
-            return EngineQueries.reply(query, application: application, extraStats: query == .stats ? controlStats() : [:])
+            return EngineQueries.reply(query, application: application, extraStats: query == .stats ? controlStats() : JSONObject())
         case .app:
             return EngineQueries.error("'app' actions are scenario steps, not control requests")
         }

@@ -10,6 +10,15 @@ import Testing
         try RequestDecoder.decode(try JSONValue.parse(text).objectValue!, context: context)
     }
 
+    /// `accepts` (the hot path's check, commonest keys first) says what
+    /// `forms` (the list the messages print) says, for every key.
+    @Test func acceptsIsExactlyTheForms() {
+        let keys = ["lifecycle", "system", "input", "app", "query", "fly", "", "System", "queryx", "quer"]
+        for context in [RequestContext.scenarioStep, .controlSocket] {
+            for key in keys { #expect(context.accepts(key) == context.forms.contains(key), "\(context) \(key)") }
+        }
+    }
+
     @Test func eachFormDecodesInTheContextsThatAllowIt() throws {
         #expect(try decode(#"{"lifecycle": "home"}"#, .controlSocket) == .lifecycle(.home))
         #expect(try decode(#"{"input": "tap"}"#, .scenarioStep) == .input("tap"))

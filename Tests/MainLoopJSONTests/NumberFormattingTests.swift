@@ -39,24 +39,34 @@ import Testing
         #expect(written(.nan) == "null" && written(.infinity) == "null")
     }
 
+    /// A byte to escape (or a multi-byte character) at every position of
+    /// texts of 0 to 24 bytes, alone and beside another: the writer tests
+    /// eight bytes at once, then the last eight (overlapping what it passed),
+    /// then a short text byte by byte, and each way must find every one.
+    @Test func everyPositionOfAnEscapeInShortTexts() throws {
+        let specials = ["\"", "\\", "\n", "\u{01}", "\u{1f}", "\t", "é", "😀"]
+        for length in 1...24 {
+            for position in 0..<length {
+                for special in specials {
+                    for second in [nil, "\""] as [String?] {
+                        var scalars = Array(repeating: "a", count: length)
+                        scalars[position] = special
+                        if let second { scalars[length - 1 - position] = second }
+                        let text = scalars.joined()
+                        var bytes: [UInt8] = []
+                        JSONValue.string(text).appendJSON(to: &bytes)
+                        let printed = String(decoding: bytes, as: UTF8.self)
+                        #expect(printed == referenceEscaped(text), "\(length) \(position) \(special)")
+                        #expect(try JSONValue.parse(printed) == .string(text))
+                    }
+                }
+            }
+        }
+    }
+
     /// Strings of any length (past the writer's 512-byte buffer, escapes
     /// on its boundary) print as a plain escaper prints them, and read back.
     @Test func stringsOfAnyLengthAreEscapedAsBefore() throws {
-        func reference(_ text: String) -> String {
-            var out = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            return out + "\""
-        }
         let pieces = ["a", "\"", "\\", "\n", "\u{01}", "\u{1f}", "é", "😀", "\t", "xyz", "\r"]
         var generator = SystemRandomNumberGenerator()
         for length in [0, 1, 255, 509, 510, 511, 512, 513, 1_000, 3_000] {
@@ -65,8 +75,25 @@ import Testing
             var bytes: [UInt8] = [UInt8(ascii: "[")]
             JSONValue.array([.string(text), .number(0.5), .string(text)]).appendJSON(to: &bytes)
             let printed = String(decoding: bytes.dropFirst(), as: UTF8.self)
-            #expect(printed == "[" + reference(text) + ",0.5," + reference(text) + "]")
+            #expect(printed == "[" + referenceEscaped(text) + ",0.5," + referenceEscaped(text) + "]")
             #expect(try JSONValue.parse(printed) == .array([.string(text), .number(0.5), .string(text)]))
         }
     }
+}
+
+/// The JSON text of `text` as a plain escaper writes it, scalar by scalar.
+private func referenceEscaped(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
 }
