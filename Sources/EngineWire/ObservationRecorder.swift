@@ -29,6 +29,8 @@ public final class ObservationRecorder: ApplicationDelegate {
     @exclusivity(unchecked) private var line: [UInt8] = []
     @exclusivity(unchecked) private var printedTimestamp = JSONObject()
     @exclusivity(unchecked) private var printedTimestampText: [UInt8] = [UInt8(ascii: "{")]
+    /// The fixed parts of standard kinds' lines, printed once per kind.
+    @exclusivity(unchecked) private var lineText = NotificationLineText()
     /// Called after the didEnterBackground line, inside the callback (the
     /// replay blocks the main thread there when the app asked for it).
     public var didEnterBackground: ((Application) -> Void)?
@@ -78,6 +80,17 @@ public final class ObservationRecorder: ApplicationDelegate {
     private func record(_ notification: SystemNotification) {
         let stamp = timestamp()
         if case .text(let sink) = sink {
+            if let value = notification.plainValue,
+               let pieces = lineText.pieces(slot: notification.slot, rule: notification.rule),
+               let valueText = NotificationLineText.valueText(value, of: pieces), stamp[pieces.payloadKey] == nil {
+                composeLine(stamp) { line in
+                    if line.last != UInt8(ascii: "{") { line.append(UInt8(ascii: ",")) }
+                    line.append(contentsOf: pieces.head)
+                    line.append(contentsOf: valueText)
+                    NotificationLineText.appendMerged(notification.merged, to: &line)
+                }
+                return sink(line)
+            }
             let name = notification.name, merged = notification.merged
             // A payload key the line already has (a rule of your own may
             // name one so) makes the object line hold the payload's value
@@ -104,8 +117,8 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// A notification line's own keys, besides the timestamp's: both forms
     /// write them, and a payload that has one takes the object form.
     /// (Computed: a literal each time, with no lazy global to check.)
-    private static var nameKey: String { "notification" }
-    private static var mergedKey: String { "merged" }
+    static var nameKey: String { "notification" }
+    static var mergedKey: String { "merged" }
 
     /// The SPEC §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {

@@ -21,6 +21,12 @@ public struct SystemNotification: Sendable {
     /// What is not plain data; nil for a standard value kind.
     let details: NotificationDetails?
 
+    /// The net value in the engine's form, when that is all there is to
+    /// it (a standard value kind: no subject, no resolved value, no rule of
+    /// a user's); nil otherwise. For a writer that prints such values from
+    /// text it made once per kind.
+    package var plainValue: EventValue? { details == nil ? encoded : nil }
+
     @usableFromInline
     package init(slot: Int, merged: Int, encoded: EventValue, details: NotificationDetails?) {
         self.slot = slot
@@ -44,8 +50,14 @@ public struct SystemNotification: Sendable {
     /// changed key to its new value or null).
     public var value: JSONValue { details?.resolved ?? rule.json(forPlain: encoded) }
 
-    /// The notification's name, e.g. `orientationDidChange`.
-    public var name: String { rule.notificationName(value) }
+    /// The notification's name, e.g. `orientationDidChange`. Most kinds
+    /// have one name whatever the value: the value is made (a JSON value,
+    /// about 200 instructions) only for a kind named by its value.
+    public var name: String {
+        let rule = rule
+        if case .fixed(let name) = rule.naming { return name }
+        return rule.notificationName(value)
+    }
 
     /// The payload fields of SPEC §4, e.g. `{"orientation": "faceUp"}`.
     public var payload: JSONObject { rule.payload(subject, value) }

@@ -10,7 +10,9 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ObservationTextTests {
     /// The timestamp of the n-th line: a new object every third line and,
     /// on every other line, a fresh copy of equal content (so the text's
-    /// cache sees both a changed and an equal-but-new object).
+    /// cache sees both a changed and an equal-but-new object). Every sixth
+    /// line's timestamp also has a `proximity` key, a standard kind's
+    /// payload key: the kind's line then takes the general form.
     final class Stamps {
         private var calls = 0
         private var current: JSONObject = [:]
@@ -18,6 +20,7 @@ import Testing
             defer { calls += 1 }
             if calls % 3 == 0 {
                 current = ["at": .number(Double(calls) / 1000), "time": .string("t\(calls)")]
+                if calls % 6 == 0 { current["proximity"] = "the timestamp's" }
             }
             guard calls % 2 == 1 else { return current }
             var copy = JSONObject()
@@ -49,6 +52,15 @@ import Testing
             naming: .fixed("fanSpeedDidChange"), payload: .subjectAndValue(subjectKey: "fan", valueKey: "fan")))
         try application.perform(.launch)
         try application.notifications.post(.orientation(.faceUp))
+        // Standard kinds whose lines are written from text made once per
+        // kind: enumerated, Bool and null values; a number is printed.
+        for near in [true, false, true, false, true, false] { try application.notifications.post(.proximity(near)) }
+        try application.notifications.post(.protectedData(available: false))
+        try application.notifications.post(.ubiquityIdentity("token"))
+        try application.notifications.post(.ubiquityIdentity(nil))
+        try application.notifications.post(.batteryLevel(0.25))
+        try application.notifications.post(.batteryState(.charging))
+        try application.notifications.post(.significantTimeChange(.clockSet))
         try application.notifications.post(SystemEvent(kind: fanSpeed, subject: "cpu", value: 1200))
         try application.notifications.post(.screenMode(screen: "hdmi-1", mode: "1080p"))
         try application.notifications.post(.accessory(id: "a \"quoted\"\n", connected: true))
@@ -59,6 +71,9 @@ import Testing
         try loop.runUntilIdle()
         try application.notifications.post(.orientation(.portrait))
         try application.notifications.post(.orientation(.landscapeLeft))
+        try application.notifications.post(.proximity(true))
+        try application.notifications.post(.batteryState(.full))
+        try application.notifications.post(.batteryState(.unplugged))
         try application.notifications.post(.locale("fr_FR"))
         #expect(throws: LifecycleError.self) { try application.perform(.launch) }
         try application.perform(.foreground)
@@ -84,5 +99,9 @@ import Testing
         #expect(texts.contains { $0.contains(#""time":"high""#) })
         #expect(texts.contains { $0.contains(#""fan":1200,"merged""#) })
         #expect(texts.contains { $0.contains(#""screen":"hdmi-1","mode":"1080p""#) })
+        // A timestamp with the payload's key: the payload's value in its place.
+        #expect(texts.contains { $0.contains(#""proximity":false,"notification":"proximityStateDidChange","merged":1}"#) })
+        #expect(texts.contains { $0.hasSuffix(#""proximity":true,"merged":1}"#) })
+        #expect(texts.contains { $0.contains(#""orientation":"landscapeLeft","merged":2}"#) })
     }
 }

@@ -1,0 +1,97 @@
+import MainLoopJSON
+import SystemNotifications
+
+/// The text of the fixed parts of a standard kind's notification line,
+/// printed once per kind and copied into every line after: for the kinds
+/// whose name is fixed and whose payload is their value under one key
+/// (orientation, battery state, locale and the like), a notification's
+/// members are `"notification":"orientationDidChange","orientation":`,
+/// then the value (for an enumerated kind, one of its cases, each printed
+/// once too), then `,"merged":` and the count. Writing a line so costs
+/// copies of bytes, where printing the members escaped each key and
+/// string again (about 2,000 instructions a line).
+///
+/// The text is what ``ObservationRecorder``'s member-by-member writing
+/// prints, byte for byte: each piece is printed by the same printer.
+struct NotificationLineText {
+    /// One kind's pieces, for the rule they were printed from.
+    struct Pieces {
+        let rule: CoalescingRule
+        /// The payload's one key (a line whose timestamp has this key is
+        /// written the general way, as is every line of a rule whose key
+        /// is `notification` or `merged`).
+        let payloadKey: String
+        /// `"notification":"<name>","<key>":`
+        let head: [UInt8]
+        /// Each enumerated case's JSON text, by case index (empty for a
+        /// kind that is not enumerated).
+        let cases: [[UInt8]]
+    }
+
+    /// By slot; nil where not printed yet. A slot whose rule does not fit
+    /// keeps a nil (and is looked at again, which costs a few compares).
+    private var bySlot: [Pieces?] = []
+
+    /// The pieces of `rule`'s lines at `slot`, printed on first use; nil
+    /// for a rule whose lines do not take this form.
+    mutating func pieces(slot: Int, rule: CoalescingRule) -> Pieces? {
+        if slot < bySlot.count, let pieces = bySlot[slot], pieces.rule === rule { return pieces }
+        guard case .fixed(let name) = rule.naming, case .value(let key) = rule.payloadFormat,
+              key != ObservationRecorder.nameKey, key != ObservationRecorder.mergedKey else { return nil }
+        var head: [UInt8] = []
+        JSONValue.string(ObservationRecorder.nameKey).appendJSON(to: &head)
+        head.append(UInt8(ascii: ":"))
+        JSONValue.string(name).appendJSON(to: &head)
+        head.append(UInt8(ascii: ","))
+        JSONValue.string(key).appendJSON(to: &head)
+        head.append(UInt8(ascii: ":"))
+        let cases = (rule.enumeratedValues ?? []).map { value -> [UInt8] in
+            var text: [UInt8] = []
+            JSONValue.string(value).appendJSON(to: &text)
+            return text
+        }
+        let pieces = Pieces(rule: rule, payloadKey: key, head: head, cases: cases)
+        if slot >= bySlot.count { bySlot.append(contentsOf: repeatElement(nil, count: slot + 1 - bySlot.count)) }
+        bySlot[slot] = pieces
+        return pieces
+    }
+
+    /// The JSON text of `value` (a plain value of `pieces`' rule), or nil
+    /// for a value printed the general way (a number).
+    static func valueText(_ value: EventValue, of pieces: Pieces) -> [UInt8]? {
+        switch value.tag {
+        case .enumCase:
+            let index = Int(value.bits)
+            return index < pieces.cases.count ? pieces.cases[index] : nil
+        case .bool: return value.bits != 0 ? trueText : falseText
+        case .null: return nullText
+        case .number, .symbol: return nil
+        }
+    }
+
+    private static let trueText = Array("true".utf8), falseText = Array("false".utf8), nullText = Array("null".utf8)
+
+    /// Appends `,"merged":` and the count's decimal digits.
+    static func appendMerged(_ merged: Int, to line: inout [UInt8]) {
+        line.append(contentsOf: mergedText)
+        // What the general printer writes for a count beyond these digits'
+        // reach (a Double's integers: never a real count) is its own.
+        guard merged >= 0, merged < 1 << 53 else {
+            return JSONValue.number(Double(merged)).appendJSON(to: &line)
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var rest = merged, start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            line.append(contentsOf: buffer[start...])
+        }
+    }
+
+    private static let mergedText = Array(#","merged":"#.utf8)
+}
