@@ -28,7 +28,7 @@ extension JSONValue {
 
     /// Parses one JSON text from UTF-8 bytes in memory the caller owns (a
     /// line in a receive buffer), with no copy of them made: as
-    /// ``parse(utf8:)-(Array<UInt8>)``, for a caller that has a buffer.
+    /// ``parse(utf8:)-([UInt8])``, for a caller that has a buffer.
     public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
