@@ -398,12 +398,13 @@ public final class ControlServer {
         }
     }
 
-    /// Whether `bytes` are UTF-8: eight bytes at a time while they are
-    /// ASCII (requests almost always are), the full check only past that.
+    /// Whether the bytes of an array are UTF-8 (as the buffer form).
     static func isUTF8(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { isUTF8($0) }
     }
 
+    /// Whether `bytes` are UTF-8: eight bytes at a time while they are
+    /// ASCII (requests almost always are), the full check only past that.
     static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let raw = UnsafeRawBufferPointer(bytes)
         var offset = 0, high: UInt64 = 0

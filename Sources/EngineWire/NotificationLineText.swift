@@ -4,7 +4,7 @@ import SystemNotifications
 /// The text of the fixed parts of a standard kind's notification line,
 /// printed once per kind and copied into every line after: for the kinds
 /// whose name is fixed and whose payload is their value under one key
-/// (orientation, battery state, locale and the like), a notification's
+/// (orientation, proximity, battery state and the like), a notification's
 /// members are `"notification":"orientationDidChange","orientation":`,
 /// then the value (for an enumerated kind, one of its cases, each printed
 /// once too), then `,"merged":` and the count. Writing a line so costs

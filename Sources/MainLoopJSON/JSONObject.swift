@@ -23,7 +23,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// One pair as stored: a struct, not a tuple, because an array of
     /// tuples is destroyed through the runtime's generic tuple witness
-    /// (about 40 instructions a pair, a third of releasing a reply).
+    /// (about 35 instructions a pair, for every request and reply).
     package struct Entry {
         var key: String
         var value: JSONValue
@@ -38,8 +38,9 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// An object of `entries`, in order, taken as they are: the caller
     /// (this package's own replies, whose keys are distinct literals)
     /// vouches that no key repeats, so no key is compared with another
-    /// (a six-key reply spent about 1,000 instructions on that, and as much
-    /// again copying the pairs). Debug builds check the promise.
+    /// and the array is kept as it is (the six-key state reply took 3,826
+    /// instructions to build from a literal, 754 so). Debug builds check
+    /// the promise.
     package init(distinctKeys entries: [Entry]) {
         assert(Set(entries.map(\.key)).count == entries.count, "JSONObject(distinctKeys:): a key repeats")
         self.entries = entries

@@ -209,7 +209,18 @@ extension HostileClientTests {
             umask(0o022)
             let directory = TemporaryDirectory()
             let loop = try MainRunLoop(deterministic: true)
-            final class Flag: @unchecked Sendable { var stop = false; var wrongModes = 0 }
+            // Shared with the creator thread under a lock (ThreadSanitizer
+            // reported the plain fields as a race and the child exited 66).
+            final class Flag: @unchecked Sendable {
+                private let lock = NSLock()
+                private var stopped = false, wrong = 0
+                var stop: Bool {
+                    get { lock.withLock { stopped } }
+                    set { lock.withLock { stopped = newValue } }
+                }
+                var wrongModes: Int { lock.withLock { wrong } }
+                func countWrongMode() { lock.withLock { wrong += 1 } }
+            }
             let flag = Flag()
             let files = directory.path
             let finished = DispatchSemaphore(value: 0)
@@ -221,7 +232,7 @@ extension HostileClientTests {
                     unlink(file)
                     let fd = open(file, O_CREAT | O_WRONLY, 0o666)
                     var status = stat()
-                    if fd >= 0, fstat(fd, &status) == 0, status.st_mode & 0o777 != 0o644 { flag.wrongModes += 1 }
+                    if fd >= 0, fstat(fd, &status) == 0, status.st_mode & 0o777 != 0o644 { flag.countWrongMode() }
                     close(fd)
                     index += 1
                 }
