@@ -3,17 +3,25 @@ import MainLoopJSON
 
 /// libFuzzer's entry point: the bytes are one control-socket line. Every
 /// input must come back as a decoded request or an error, never a crash, a
-/// hang or a leak (the address sanitizer checks memory). The decoded
-/// request is also printed back to JSON and parsed again: a value the
-/// parser accepted must survive the round trip.
+/// hang or a leak (the address sanitizer checks memory). The line is parsed
+/// in place, as a connection parses it in its input: the parser reads an
+/// unsafe buffer with no bounds checks of its own in a release build, and
+/// libFuzzer's copy of the input is exactly its size, so a read past the
+/// end is the sanitizer's to report. A line that is UTF-8 must parse to the
+/// same value from its `String`. The decoded request is also printed back
+/// to JSON and parsed again: a value the parser accepted must survive the
+/// round trip.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let line = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let bytes = UnsafeBufferPointer(start: data, count: size)
     let value: JSONValue
     do {
-        value = try JSONValue.parse(line)
+        value = try JSONValue.parse(utf8: bytes)
     } catch {
         return 0  // malformed JSON: an error reply
+    }
+    if let line = String(validating: bytes, as: UTF8.self) {
+        guard (try? JSONValue.parse(line)) == value else { fatalError("the String of \(line) parses otherwise") }
     }
     let reprinted = value.jsonText
     do {
