@@ -74,23 +74,12 @@ struct NotificationLineText {
     /// Appends `,"merged":` and the count's decimal digits.
     static func appendMerged(_ merged: Int, to line: inout [UInt8]) {
         line.append(contentsOf: mergedText)
-        // What the general printer writes for a count beyond these digits'
-        // reach (a Double's integers: never a real count) is its own.
+        // A count past a Double's integers (never a real one) is printed as
+        // the general printer prints it, from its Double.
         guard merged >= 0, merged < 1 << 53 else {
             return JSONValue.number(Double(merged)).appendJSON(to: &line)
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var rest = merged, start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            line.append(contentsOf: buffer[start...])
-        }
+        JSONValue.appendDigits(of: UInt64(merged), to: &line)
     }
 
     private static let mergedText = Array(#","merged":"#.utf8)

@@ -219,7 +219,12 @@ struct JSONByteWriter {
     }
 
     private mutating func unsignedInteger(_ value: UInt64) {
-        // At most 20 digits, filled from the end of a 24-byte scratch.
+        Self.withDigits(of: value) { bytes($0) }
+    }
+
+    /// `body` with the decimal digits of `value`: at most 20, filled from
+    /// the end of a 24-byte scratch on the stack.
+    static func withDigits(of value: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         var remaining = value
         var first = 24
@@ -230,7 +235,7 @@ struct JSONByteWriter {
                 remaining /= 10
             } while remaining > 0
             let typed = scratch.bindMemory(to: UInt8.self)
-            bytes(UnsafeBufferPointer(rebasing: typed[first...]))
+            body(UnsafeBufferPointer(rebasing: typed[first...]))
         }
     }
 

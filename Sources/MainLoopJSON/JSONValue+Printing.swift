@@ -14,6 +14,13 @@ extension JSONValue {
         JSONByteWriter.writing(into: &output) { $0.value(self) }
     }
 
+    /// Appends the decimal digits of `value`, as the printer writes that
+    /// integer, with no printer set up (a count in a line assembled from
+    /// text made once).
+    package static func appendDigits(of value: UInt64, to output: inout [UInt8]) {
+        JSONByteWriter.withDigits(of: value) { output.append(contentsOf: $0) }
+    }
+
     /// Formats a number the way JSON readers expect: integers without a
     /// fraction, everything else in Swift's shortest round-trip form.
     public static func format(_ value: Double) -> String {
