@@ -40,19 +40,26 @@ struct ByteQueue {
 
     /// Appends a reply's JSON and a newline, written straight into the
     /// queue (serialized once, no String in between); a reply over
-    /// `maxBytes` is replaced by `replacement(size)`.
-    mutating func appendLine(_ object: JSONObject, maxBytes: Int, replacement: (Int) -> JSONObject) {
+    /// `maxBytes` is replaced by `replacement(size)`. A reply that is
+    /// `cache`'s object is copied from its line; a short one printed here
+    /// becomes the cache's.
+    mutating func appendLine(_ object: JSONObject, maxBytes: Int, cache: ReplyTextCache?,
+                             replacement: (Int) -> JSONObject) {
         if object.isIdentical(to: ControlReply.ok), ControlReply.okLine.count - 1 <= maxBytes {
             return storage.append(contentsOf: ControlReply.okLine)  // the commonest reply, printed once
         }
+        if let cache, cache.appendLine(of: object, to: &storage, maxBytes: maxBytes) { return }
         let before = storage.count
         JSONValue.object(object).appendJSON(to: &storage)
         let size = storage.count - before
         if size > maxBytes {
             storage.removeSubrange(before...)
             JSONValue.object(replacement(size)).appendJSON(to: &storage)
+            storage.append(UInt8(ascii: "\n"))
+            return
         }
         storage.append(UInt8(ascii: "\n"))
+        cache?.remember(object, line: storage[before...])
     }
 
     /// Drops the first `count` bytes (those just sent, or handled).

@@ -155,7 +155,7 @@ final class ControlConnection {
             // counted in seconds.
             if answered == 0 { lastActivity = loop.now }
             answered += 1
-            enqueue(server.respond(to: request), limit: replyLimit)
+            enqueue(server.respond(to: request), limit: replyLimit, server: server)
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, input.firstOffset(of: UInt8(ascii: "\n")) == nil {
             rejectOversize()
@@ -211,15 +211,17 @@ final class ControlConnection {
     }
 
     func reply(_ object: JSONObject) {
-        enqueue(object, limit: server?.maxReplyBytes ?? Int.max)
+        let server = self.server
+        enqueue(object, limit: server?.maxReplyBytes ?? Int.max, server: server)
         flush()
     }
 
     /// Queues a reply line (serialized once, straight into the output,
-    /// bounded by the server's `maxReplyBytes`) without sending it yet.
-    private func enqueue(_ object: JSONObject, limit: Int) {
+    /// bounded by the server's `maxReplyBytes`, or copied from the server's
+    /// last line when it is that line's object) without sending it yet.
+    private func enqueue(_ object: JSONObject, limit: Int, server: ControlServer?) {
         guard !isClosed else { return }
-        output.appendLine(object, maxBytes: limit) { size in
+        output.appendLine(object, maxBytes: limit, cache: server?.replyText) { size in
             ControlReply.error("the reply would be \(size) bytes, over the limit of \(limit)")
         }
     }

@@ -82,6 +82,8 @@ public final class ControlServer {
     /// reads it once per batch of requests: a change applies from the
     /// next batch.
     public var maxReplyBytes = 1 << 20
+    /// The last short reply line printed, shared by the connections.
+    let replyText = ReplyTextCache()
 
     /// Creates the socket at `path` and starts accepting. A stale socket
     /// there (nobody accepts on it) is replaced; a live one (another
@@ -102,7 +104,10 @@ public final class ControlServer {
     ///   - evictionGrace: at the limit, how long the idlest connection must
     ///     have been idle to make room for a newcomer.
     ///   - logger: where connection problems are logged (rate-limited).
-    ///   - handler: turns a parsed request into a reply object.
+    ///   - handler: turns a parsed request into a reply object. Answering
+    ///     with the very same object as the last reply (one you keep while
+    ///     what it says holds) costs a copy of its line: the server keeps
+    ///     the last reply up to 1 KiB with its text.
     public convenience init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
                             maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
                             idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),

@@ -9,12 +9,7 @@ public enum EngineQueries {
         let center = application.notifications
         switch query {
         case .state:
-            return JSONObject(distinctKeys: [
-                .init("ok", true), .init("state", .string(application.state.rawValue)), .init("holding", .bool(center.isHolding)),
-                .init("heldSlots", .number(Double(center.heldSlotCount))),
-                .init("remainingBackgroundTime", application.remainingBackgroundTime.map { .number($0.secondsDouble) } ?? .null),
-                .init("openBackgroundTasks", .array(application.openBackgroundTaskNames.map(JSONValue.string))),
-            ])
+            return EngineStateSnapshot(application: application).reply
         case .stats:
             var kinds = JSONObject()
             for (kind, counters) in center.statistics { kinds[kind.name] = .object(json(counters)) }

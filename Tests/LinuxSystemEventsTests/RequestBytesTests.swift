@@ -27,7 +27,7 @@ import Testing
     @Test func theOKReplyIsQueuedAsItsText() {
         func queued(_ object: JSONObject, maxBytes: Int = 1024) -> [UInt8] {
             var queue = ByteQueue()
-            queue.appendLine(object, maxBytes: maxBytes) { _ in ["replaced": true] }
+            queue.appendLine(object, maxBytes: maxBytes, cache: nil) { _ in ["replaced": true] }
             return queue.withUnsafeBytes { Array($0) }
         }
         let printed = Array((JSONValue.object(["ok": true]).jsonText + "\n").utf8)
