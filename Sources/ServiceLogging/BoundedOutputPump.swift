@@ -113,6 +113,15 @@ public final class BoundedOutputPump: @unchecked Sendable {
             ?? Array(bytes).withUnsafeBufferPointer { write(contiguousLine: $0) }
     }
 
+    /// Queues the bytes of a line plus a newline: the generic form's work
+    /// for an array, which `mainloop run`'s observation lines are, without
+    /// its call through `Sequence`'s witness table (not specialized across
+    /// modules: 320 instructions a line).
+    @discardableResult
+    public func write(lineBytes bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { write(contiguousLine: $0) }
+    }
+
     private func write(contiguousLine bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count + 1
         pthread_mutex_lock(mutex)

@@ -34,8 +34,9 @@ import Testing
             }
         }
         reader.start()
-        // A String's bytes, an array and a collection that is not
-        // contiguous (copied first) are queued alike.
+        // A String's bytes (the generic form, contiguous), an array (its own
+        // overload) and a collection that is not contiguous (copied first)
+        // are queued alike.
         for index in 0..<10_000 {
             switch index % 3 {
             case 0: pump.write(line: "line \(index)")
