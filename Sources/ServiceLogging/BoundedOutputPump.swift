@@ -115,8 +115,9 @@ public final class BoundedOutputPump: @unchecked Sendable {
 
     /// Queues the bytes of a line plus a newline: the generic form's work
     /// for an array, which `mainloop run`'s observation lines are, without
-    /// its call through `Sequence`'s witness table (not specialized across
-    /// modules: 320 instructions a line).
+    /// its calls through `Sequence`'s witness table (not specialized across
+    /// modules: about 140 instructions a line, `scripts/service-instructions.sh
+    /// events`).
     @discardableResult
     public func write(lineBytes bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { write(contiguousLine: $0) }
