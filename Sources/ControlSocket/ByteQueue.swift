@@ -52,14 +52,13 @@ struct ByteQueue {
         let before = storage.count
         JSONValue.object(object).appendJSON(to: &storage)
         let size = storage.count - before
-        if size > maxBytes {
+        let fits = size <= maxBytes
+        if !fits {
             storage.removeSubrange(before...)
             JSONValue.object(replacement(size)).appendJSON(to: &storage)
-            storage.append(UInt8(ascii: "\n"))
-            return
         }
         storage.append(UInt8(ascii: "\n"))
-        cache?.remember(object, line: storage[before...])
+        if fits { cache?.remember(object, line: storage[before...]) }  // never a replacement's line
     }
 
     /// Drops the first `count` bytes (those just sent, or handled).
