@@ -27,6 +27,9 @@ extension MainRunLoop {
     /// still running at the deadline and calls `onOverrun` from its own
     /// thread right then (the loop thread is busy, so this is the only way
     /// to react on time); the outcome is `.overran` once the body returns.
+    /// That watchdog is one thread for the process, started by the first
+    /// watch; a watch costs a lock and no allocation, and once `body`
+    /// returns nothing of it stays armed.
     /// On the manual clock, ``blockMainThread(for:)`` inside the body moves
     /// the clock, and a block that reaches the deadline stops there: the
     /// clock reads the deadline, as if the watchdog had fired at it.
@@ -44,6 +47,23 @@ extension MainRunLoop {
             if tripped { onOverrun?() }
             return tripped ? .overran(deadline: deadline) : .completed(elapsed: now - start)
         }
+        // `now` is CLOCK_MONOTONIC here, the watchdog thread's clock.
+        guard let watch = WatchdogThread.shared.arm(deadline: deadline, onOverrun: onOverrun) else {
+            return runWatchedOnDispatch(start: start, limit: limit, onOverrun: onOverrun, body)
+        }
+        body()
+        let elapsed = now - start
+        let returnedFirst = WatchdogThread.shared.disarm(watch)
+        if returnedFirst && elapsed <= limit { return .completed(elapsed: elapsed) }
+        if returnedFirst { onOverrun?() }
+        return .overran(deadline: deadline)
+    }
+
+    /// The watch when the watchdog thread cannot be started (the process is
+    /// out of threads): a libdispatch timer, still on time, though it stays
+    /// armed for the whole limit after `body` returned.
+    private func runWatchedOnDispatch(start: LoopInstant, limit: Duration, onOverrun: (@Sendable () -> Void)?,
+                                      _ body: () -> Void) -> WatchdogOutcome {
         let arm = WatchdogArm()
         let item = DispatchWorkItem {
             if arm.state.compareExchange(expected: WatchdogArm.armed, desired: WatchdogArm.tripped,
@@ -60,7 +80,7 @@ extension MainRunLoop {
         item.cancel()
         if returnedFirst && elapsed <= limit { return .completed(elapsed: elapsed) }
         if returnedFirst { onOverrun?() }
-        return .overran(deadline: deadline)
+        return .overran(deadline: start + limit)
     }
 
     /// Keeps the loop thread busy for `duration`, as a slow callback would.

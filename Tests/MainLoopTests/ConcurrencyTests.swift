@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import MainLoop
 import Synchronization
@@ -65,6 +66,95 @@ private actor LoopBoundModel {
         let quick = loop.runWatched(limit: .milliseconds(500)) {}
         guard case .completed = quick else {
             Issue.record("expected completion, got \(quick)")
+            return
+        }
+    }
+
+    /// The overrun is reported while the body is still running, from the
+    /// watchdog's thread: the body waits for that report itself.
+    @Test func overrunIsReportedWhileTheBodyStillRuns() throws {
+        let loop = try MainRunLoop()
+        let reported = DispatchSemaphore(value: 0)
+        var heardInTime = false
+        let outcome = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
+            heardInTime = reported.wait(timeout: .now() + 30) == .success
+        }
+        #expect(heardInTime)
+        guard case .overran = outcome else {
+            Issue.record("expected an overrun, got \(outcome)")
+            return
+        }
+    }
+
+    /// A watch armed inside a longer one has the earlier deadline: the
+    /// watchdog, asleep until the outer deadline, must wake for it.
+    @Test func anInnerWatchWithAnEarlierDeadlineTripsOnTime() throws {
+        let loop = try MainRunLoop()
+        let reported = DispatchSemaphore(value: 0)
+        var heardInTime = false
+        var inner: WatchdogOutcome?
+        let outer = loop.runWatched(limit: .seconds(60)) {
+            inner = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
+                heardInTime = reported.wait(timeout: .now() + 30) == .success
+            }
+        }
+        #expect(heardInTime)
+        guard case .overran = inner, case .completed = outer else {
+            Issue.record("expected the inner watch to overrun and the outer to complete: \(String(describing: inner)), \(outer)")
+            return
+        }
+    }
+
+    /// A watch whose body returned in time never reports an overrun later.
+    /// Watches trip in deadline order, so once a later watch has tripped,
+    /// the earlier one had its chance.
+    @Test func aCompletedWatchNeverTripsAfterwards() throws {
+        let loop = try MainRunLoop()
+        let early = Atomic<Int>(0)
+        let completed = loop.runWatched(limit: .milliseconds(30), onOverrun: { early.add(1, ordering: .relaxed) }) {}
+        guard case .completed = completed else {
+            Issue.record("expected completion, got \(completed)")
+            return
+        }
+        let later = DispatchSemaphore(value: 0)
+        var laterTripped = false
+        _ = loop.runWatched(limit: .milliseconds(60), onOverrun: { later.signal() }) {
+            laterTripped = later.wait(timeout: .now() + 30) == .success
+        }
+        #expect(laterTripped)
+        #expect(early.load(ordering: .relaxed) == 0)
+    }
+
+    /// Loops on two threads are watched at once by the one watchdog, each
+    /// against its own deadline.
+    @Test func loopsOnTwoThreadsAreWatchedAtOnce() throws {
+        let loop = try MainRunLoop()
+        let other = try LoopThread.start()
+        let otherOutcome = LockedValue<WatchdogOutcome?>(nil)
+        let otherStarted = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        try other.loop.execute {
+            let outcome = other.loop.runWatched(limit: .seconds(60)) {
+                otherStarted.signal()
+                _ = release.wait(timeout: .now() + 30)
+            }
+            otherOutcome.withLock { $0 = outcome }
+        }
+        #expect(otherStarted.wait(timeout: .now() + 30) == .success)
+        let reported = DispatchSemaphore(value: 0)
+        var heardInTime = false
+        let outcome = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
+            heardInTime = reported.wait(timeout: .now() + 30) == .success
+        }
+        release.signal()
+        #expect(heardInTime)
+        guard case .overran = outcome else {
+            Issue.record("expected an overrun, got \(outcome)")
+            return
+        }
+        try other.stopAndJoin()
+        guard case .completed = otherOutcome.withLock({ $0 }) else {
+            Issue.record("expected the other loop's watch to complete")
             return
         }
     }

@@ -279,6 +279,22 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // A callback under the real-clock watchdog (didEnterBackground's, a
+    // keep-alive handler's): arming and disarming allocate nothing, and a
+    // watch that ended leaves nothing armed on another thread to allocate
+    // later, inside some other measurement.
+    Benchmark("watched callback on the real clock",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxIterations: 10_000)) { benchmark in
+        let loop = try MainRunLoop()
+        let counter = Counter()
+        blackHole(loop.runWatched(limit: .seconds(5)) { counter.value &+= 1 })  // starts the watchdog
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(loop.runWatched(limit: .seconds(5)) { counter.value &+= 1 })
+        }
+        benchmark.stopMeasurement()
+    }
+
     Benchmark("lifecycle cycle home→suspended→foreground",
               configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal])) { benchmark in
         let (_, application, _) = try makeCenter()
