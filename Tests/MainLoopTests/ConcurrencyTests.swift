@@ -55,6 +55,18 @@ private actor LoopBoundModel {
     }
 }
 
+/// Runs a watch of `limit` whose body waits (up to 30 s) for the watch's
+/// own overrun report. Returns whether the report came while the body still
+/// ran, and the outcome; `heard` and `.overran` are a watchdog on time.
+private func watchUntilReported(_ loop: MainRunLoop, limit: Duration) -> (heard: Bool, outcome: WatchdogOutcome) {
+    let reported = DispatchSemaphore(value: 0)
+    var heard = false
+    let outcome = loop.runWatched(limit: limit, onOverrun: { reported.signal() }) {
+        heard = reported.wait(timeout: .now() + 30) == .success
+    }
+    return (heard, outcome)
+}
+
 @Suite(.timeLimit(.minutes(2))) struct WatchdogTests {
     @Test func realClockWatchdogNoticesABlockedLoopThread() throws {
         let loop = try MainRunLoop()
@@ -74,12 +86,8 @@ private actor LoopBoundModel {
     /// watchdog's thread: the body waits for that report itself.
     @Test func overrunIsReportedWhileTheBodyStillRuns() throws {
         let loop = try MainRunLoop()
-        let reported = DispatchSemaphore(value: 0)
-        var heardInTime = false
-        let outcome = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
-            heardInTime = reported.wait(timeout: .now() + 30) == .success
-        }
-        #expect(heardInTime)
+        let (heard, outcome) = watchUntilReported(loop, limit: .milliseconds(20))
+        #expect(heard)
         guard case .overran = outcome else {
             Issue.record("expected an overrun, got \(outcome)")
             return
@@ -90,16 +98,12 @@ private actor LoopBoundModel {
     /// watchdog, asleep until the outer deadline, must wake for it.
     @Test func anInnerWatchWithAnEarlierDeadlineTripsOnTime() throws {
         let loop = try MainRunLoop()
-        let reported = DispatchSemaphore(value: 0)
-        var heardInTime = false
-        var inner: WatchdogOutcome?
+        var inner: (heard: Bool, outcome: WatchdogOutcome)?
         let outer = loop.runWatched(limit: .seconds(60)) {
-            inner = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
-                heardInTime = reported.wait(timeout: .now() + 30) == .success
-            }
+            inner = watchUntilReported(loop, limit: .milliseconds(20))
         }
-        #expect(heardInTime)
-        guard case .overran = inner, case .completed = outer else {
+        #expect(inner?.heard == true)
+        guard case .overran = inner?.outcome, case .completed = outer else {
             Issue.record("expected the inner watch to overrun and the outer to complete: \(String(describing: inner)), \(outer)")
             return
         }
@@ -116,12 +120,7 @@ private actor LoopBoundModel {
             Issue.record("expected completion, got \(completed)")
             return
         }
-        let later = DispatchSemaphore(value: 0)
-        var laterTripped = false
-        _ = loop.runWatched(limit: .milliseconds(60), onOverrun: { later.signal() }) {
-            laterTripped = later.wait(timeout: .now() + 30) == .success
-        }
-        #expect(laterTripped)
+        #expect(watchUntilReported(loop, limit: .milliseconds(60)).heard)
         #expect(early.load(ordering: .relaxed) == 0)
     }
 
@@ -141,13 +140,9 @@ private actor LoopBoundModel {
             otherOutcome.withLock { $0 = outcome }
         }
         #expect(otherStarted.wait(timeout: .now() + 30) == .success)
-        let reported = DispatchSemaphore(value: 0)
-        var heardInTime = false
-        let outcome = loop.runWatched(limit: .milliseconds(20), onOverrun: { reported.signal() }) {
-            heardInTime = reported.wait(timeout: .now() + 30) == .success
-        }
+        let (heard, outcome) = watchUntilReported(loop, limit: .milliseconds(20))
         release.signal()
-        #expect(heardInTime)
+        #expect(heard)
         guard case .overran = outcome else {
             Issue.record("expected an overrun, got \(outcome)")
             return
