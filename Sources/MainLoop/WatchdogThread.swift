@@ -70,12 +70,15 @@ final class WatchdogThread: @unchecked Sendable {
     /// returned first), false if the watchdog already tripped it.
     func disarm(_ id: UInt64) -> Bool {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        guard let index = watches.firstIndex(where: { $0.id == id }) else { return false }
         // No wake-up: the thread finds the watch gone when it next looks.
-        watches.swapAt(index, watches.count - 1)
-        watches.removeLast()
-        return true
+        let ended = watches.firstIndex(where: { $0.id == id }).map { index in
+            watches.swapAt(index, watches.count - 1)
+            return watches.removeLast()
+        }
+        pthread_mutex_unlock(mutex)
+        // Its handler is released here, after the unlock: whatever that
+        // releases may arm a watch of its own.
+        return ended != nil
     }
 
     /// Called with `mutex` held.
@@ -107,12 +110,15 @@ final class WatchdogThread: @unchecked Sendable {
                 pthread_cond_timedwait(changed, mutex, &until)
                 continue
             }
-            watches.swapAt(earliest, watches.count - 1)
-            let tripped = watches.removeLast()
-            // Outside the lock: the handler may take its own locks, or
-            // arm a watch.
-            pthread_mutex_unlock(mutex)
-            tripped.onOverrun?()
+            do {
+                watches.swapAt(earliest, watches.count - 1)
+                let tripped = watches.removeLast()
+                // Outside the lock: the handler may take its own locks, or
+                // arm a watch; and it is released before the lock is taken
+                // again (at the end of this scope).
+                pthread_mutex_unlock(mutex)
+                tripped.onOverrun?()
+            }
             pthread_mutex_lock(mutex)
         }
     }
