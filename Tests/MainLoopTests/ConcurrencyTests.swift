@@ -115,12 +115,14 @@ private func watchUntilReported(_ loop: MainRunLoop, limit: Duration) -> (heard:
     @Test func aCompletedWatchNeverTripsAfterwards() throws {
         let loop = try MainRunLoop()
         let early = Atomic<Int>(0)
-        let completed = loop.runWatched(limit: .milliseconds(30), onOverrun: { early.add(1, ordering: .relaxed) }) {}
+        // Limits long enough that no pause of a loaded machine overruns
+        // the empty body.
+        let completed = loop.runWatched(limit: .milliseconds(500), onOverrun: { early.add(1, ordering: .relaxed) }) {}
         guard case .completed = completed else {
             Issue.record("expected completion, got \(completed)")
             return
         }
-        #expect(watchUntilReported(loop, limit: .milliseconds(60)).heard)
+        #expect(watchUntilReported(loop, limit: .milliseconds(600)).heard)
         #expect(early.load(ordering: .relaxed) == 0)
     }
 
@@ -142,12 +144,12 @@ private func watchUntilReported(_ loop: MainRunLoop, limit: Duration) -> (heard:
         #expect(otherStarted.wait(timeout: .now() + 30) == .success)
         let (heard, outcome) = watchUntilReported(loop, limit: .milliseconds(20))
         release.signal()
+        try other.stopAndJoin()
         #expect(heard)
         guard case .overran = outcome else {
             Issue.record("expected an overrun, got \(outcome)")
             return
         }
-        try other.stopAndJoin()
         guard case .completed = otherOutcome.withLock({ $0 }) else {
             Issue.record("expected the other loop's watch to complete")
             return
