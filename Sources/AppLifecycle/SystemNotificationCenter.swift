@@ -60,6 +60,13 @@ public struct SystemNotificationCenter {
         try application.table.decodeEvent(json)
     }
 
+    /// Reads an event of `kind` from its payload (what `decodeEvent(_:)`
+    /// reads under the kind's key), for a reader that has found the kind
+    /// itself. The event's kind carries its slot.
+    public func decodeEvent(kind: NotificationKind, payload: JSONValue) throws(NotificationCenterError) -> SystemEvent {
+        try application.table.decodeEvent(kind: kind, payload: payload)
+    }
+
     /// Checks an event against its kind's rule without posting it (limits
     /// are checked when it is posted).
     /// - Throws: ``/SystemNotifications/NotificationCenterError`` naming what is wrong.

@@ -35,6 +35,9 @@ final class ControlConnection {
     /// Swift's dynamic exclusivity check, three per request, is skipped.
     @exclusivity(unchecked) private var input = ByteQueue()
     @exclusivity(unchecked) private var output = ByteQueue()
+    /// The buffer a request line is copied into for the server's line
+    /// shortcut, kept for the next batch (``processLines()`` takes it).
+    @exclusivity(unchecked) private var lineCopy: [UInt8] = []
     private var closeWhenFlushed = false
     /// Set by ``close(reason:)``: from then on nothing of this connection
     /// is processed, and its old fd number (perhaps another file's by now)
@@ -119,6 +122,14 @@ final class ControlConnection {
         // Held through the batch; a server released meanwhile is gone after.
         let server = self.server
         let replyLimit = server?.maxReplyBytes ?? Int.max
+        let shortcut = server?.lineShortcut
+        // With a shortcut, each line is copied out (into a buffer this
+        // call owns: a nested call, from a handler that runs the loop,
+        // finds none and makes its own) and answered from the copy, once
+        // the input is released.
+        var copy = lineCopy
+        lineCopy = []
+        defer { lineCopy = copy }
         var answered = 0
         defer { if answered > 1 { lastActivity = loop.now } }
         while takesRequests, let newline = input.firstOffset(of: UInt8(ascii: "\n")) {
@@ -131,14 +142,18 @@ final class ControlConnection {
                 if line.last == UInt8(ascii: "\r") { line = UnsafeBufferPointer(rebasing: line.dropLast()) }
                 guard line.count <= maxLineBytes else { return .oversize }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
+                guard shortcut == nil else {
+                    copy.removeAll(keepingCapacity: true)
+                    copy.append(contentsOf: line)
+                    return .copied
+                }
                 return .request(ControlServer.parseRequest(line))
             }
             input.consume(newline + 1)
-            let request: Result<JSONValue, ControlServer.RequestProblem>
             switch line {
             case .oversize: return rejectOversize()
             case .blank: continue
-            case .request(let parsed): request = parsed
+            case .request, .copied: break
             }
             guard let server else { return close(reason: nil) }
             // Before the first request of a batch of several: if the client
@@ -155,7 +170,15 @@ final class ControlConnection {
             // counted in seconds.
             if answered == 0 { lastActivity = loop.now }
             answered += 1
-            enqueue(server.respond(to: request), limit: replyLimit, server: server)
+            let reply: JSONObject
+            if let shortcut, case .copied = line {
+                reply = copy.withUnsafeBufferPointer { server.respond(toLine: $0, shortcut: shortcut) }
+            } else if case .request(let request) = consume line {
+                reply = server.respond(to: request)
+            } else {
+                continue  // (oversize and blank lines were dealt with above)
+            }
+            enqueue(reply, limit: replyLimit, server: server)
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, input.firstOffset(of: UInt8(ascii: "\n")) == nil {
             rejectOversize()
@@ -166,6 +189,8 @@ final class ControlConnection {
     private enum Line {
         case oversize, blank
         case request(Result<JSONValue, ControlServer.RequestProblem>)
+        /// Copied out for the server's line shortcut.
+        case copied
     }
 
     /// Whether the client closed its socket: `poll` reports POLLHUP for

@@ -48,11 +48,16 @@ public final class ControlResponder {
     /// destroyed through value witnesses, 300 instructions a query.)
     @exclusivity(unchecked) private var lastStateSnapshot: EngineStateSnapshot?
     @exclusivity(unchecked) private var lastStateReply = JSONObject()
+    /// Reads the plain `system` lines (``answer(line:)``). Unchecked
+    /// exclusivity: changed only inside ``answer(line:)``, before the
+    /// event is posted (no user code runs while it is changed).
+    @exclusivity(unchecked) private var eventLines: SystemEventLineReader
 
     /// A responder for `application`'s lifecycle and notification center.
     public init(application: Application, maxReplyBytes: Int = 1 << 20) {
         self.application = application
         self.maxReplyBytes = maxReplyBytes
+        eventLines = SystemEventLineReader(center: application.notifications)
     }
 
     /// Opens the control socket and answers on it: the socket systemd
@@ -74,19 +79,22 @@ public final class ControlResponder {
         // The server holds what answers its requests (a responder made
         // inline keeps answering); the responder holds the server weakly.
         let handler: (JSONValue) -> JSONObject = { request in self.handle(request) }
+        let shortcut: (UnsafeBufferPointer<UInt8>) -> JSONObject? = { line in self.answer(line: line) }
         if path == nil, let inherited = try SocketActivation.controlSocket(in: passed) {
             return try makeServer(adopting: inherited, path: SocketActivation.boundPath(of: inherited), mode: mode,
-                                  logger: logger, handler: handler)
+                                  logger: logger, handler: handler, shortcut: shortcut)
         }
         return try makeServer(adopting: nil, path: path ?? DefaultSocketPath.resolve(creating: true), mode: mode,
-                              logger: logger, handler: handler)
+                              logger: logger, handler: handler, shortcut: shortcut)
     }
 
     /// Serves `inherited` (a listening socket someone else made, named
-    /// `path` in logs) or binds `path`, with `handler` answering, this
+    /// `path` in logs) or binds `path`, with `handler` answering (and
+    /// `shortcut` answering the lines it can, see ``answer(line:)``), this
     /// responder's reply bound, and the server's counters in `stats`.
     func makeServer(adopting inherited: Int32?, path: String, mode: mode_t, logger: Logger,
-                    handler: @escaping (JSONValue) -> JSONObject) throws -> ControlServer {
+                    handler: @escaping (JSONValue) -> JSONObject,
+                    shortcut: @escaping (UnsafeBufferPointer<UInt8>) -> JSONObject?) throws -> ControlServer {
         let loop = application.loop
         let made: ControlServer
         if let inherited {
@@ -95,6 +103,7 @@ public final class ControlResponder {
             made = try ControlServer(loop: loop, path: path, mode: mode, logger: logger, handler: handler)
         }
         made.maxReplyBytes = maxReplyBytes
+        made.lineShortcut = shortcut
         server = made
         return made
     }
@@ -120,13 +129,13 @@ public final class ControlResponder {
                 return EngineQueries.error(error.description)
             }
         case .system(let json):
-            let center = application.notifications
+            let event: SystemEvent
             do {
-                try center.post(try center.decodeEvent(json))
-                return ControlReply.ok
+                event = try application.notifications.decodeEvent(json)
             } catch {
                 return EngineQueries.error("\(error)")
             }
+            return answer { try application.notifications.post(event) }
         case .input(let id):
             do {
                 let discardedBefore = application.discardedInputCount
@@ -152,6 +161,30 @@ public final class ControlResponder {
             return EngineQueries.reply(query, application: application, extraStats: query == .stats ? controlStats() : JSONObject())
         case .app:
             return EngineQueries.error("'app' actions are scenario steps, not control requests")
+        }
+    }
+
+    /// Answers a request line of the plain `system` form
+    /// (``/EngineWire/SystemEventLine``) from its bytes, with no JSON tree
+    /// made for it: posts its event and answers as ``handle(_:)`` answers
+    /// the line's JSON. Returns nil, having changed nothing, for any other
+    /// line, and for an event that does not decode: parse that line and
+    /// call ``handle(_:)``, which words the error. A server made by
+    /// ``serve(path:mode:passed:logger:)`` answers so
+    /// (``/ControlSocket/ControlServer/lineShortcut``).
+    public func answer(line: UnsafeBufferPointer<UInt8>) -> JSONObject? {
+        // Read (the reader changes) before posting (user code runs).
+        guard let event = eventLines.event(in: line) else { return nil }
+        return answer { try event.post(to: application.notifications) }
+    }
+
+    /// The reply to posting an event: `ok`, or the error that refused it.
+    private func answer(posting post: () throws -> Void) -> JSONObject {
+        do {
+            try post()
+            return ControlReply.ok
+        } catch {
+            return EngineQueries.error("\(error)")
         }
     }
 

@@ -113,7 +113,8 @@ public final class ServiceHost {
             systemBus = bus
         }
         control = try responder.makeServer(adopting: options.inheritedSocket, path: options.socketPath,
-                                           mode: options.socketMode, logger: logger, handler: responderHandler)
+                                           mode: options.socketMode, logger: logger, handler: responderHandler,
+                                           shortcut: responderShortcut)
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
                                                   "locale": "\(sources.localeIdentifier)"])
         try application.perform(options.background ? .launchInBackground : .launch)
@@ -125,6 +126,14 @@ public final class ServiceHost {
     private var responderHandler: (JSONValue) -> JSONObject {
         let responder = WeakReference(responder)
         return { request in responder.object?.handle(request) ?? ControlReply.error("the service is shutting down") }
+    }
+
+    /// The server's line shortcut (``ControlResponder/answer(line:)``),
+    /// weak as the handler is: with the host gone, every line goes to the
+    /// handler, which refuses it.
+    private var responderShortcut: (UnsafeBufferPointer<UInt8>) -> JSONObject? {
+        let responder = WeakReference(responder)
+        return { line in responder.object?.answer(line: line) }
     }
 
     /// Re-reads every source the service watches (the locale and zone

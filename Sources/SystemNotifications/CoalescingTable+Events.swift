@@ -10,9 +10,19 @@ extension CoalescingTable {
         guard let object = json.objectValue, object.count == 1, let (name, payload) = object.first(where: { _ in true }) else {
             throw .notASingleEvent("got \(json.jsonText)")
         }
-        let rule = descriptors[try slot(of: NotificationKind(name))].rule
+        return try decodeEvent(kind: NotificationKind(name), payload: payload)
+    }
+
+    /// Reads an event of `kind` from its payload, the value of the kind's
+    /// key in the form ``decodeEvent(_:)`` reads. The event's kind carries
+    /// its slot here, so posting it finds the kind without hashing its name.
+    /// - Throws: ``NotificationCenterError`` naming what is wrong.
+    public func decodeEvent(kind: NotificationKind, payload: JSONValue) throws(NotificationCenterError) -> SystemEvent {
+        let slot = try slot(of: kind)
         do {
-            return try rule.decodeEvent(payload)
+            var event = try descriptors[slot].rule.decodeEvent(payload)
+            event.kind = descriptors[slot].kind
+            return event
         } catch {
             throw .malformedEvent(error)
         }

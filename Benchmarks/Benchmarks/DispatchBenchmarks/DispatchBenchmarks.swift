@@ -3,6 +3,7 @@ import Benchmark
 import Dispatch
 import Glibc
 import MainLoop
+import ServiceKit
 import SystemNotifications
 
 // The hot paths of MainLoop. Each benchmark builds its loop outside the
@@ -291,6 +292,25 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(loop.runWatched(limit: .seconds(5)) { counter.value &+= 1 })
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // A control-socket event line answered from its bytes (the line
+    // shortcut `mainloop run`'s server takes for each plain `system`
+    // line): read, posted live and answered, two orientations in turn so
+    // each is a change. Allocates nothing: no JSON tree, and the reader
+    // keeps each orientation's prepared event after the first.
+    Benchmark("control event line answered from its bytes",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxIterations: 100_000)) { benchmark in
+        let (_, application, _) = try makeCenter()
+        try application.perform(.launch)
+        let responder = ControlResponder(application: application)
+        let lines = [Array(#"{"system":{"orientation":"faceUp"}}"#.utf8), Array(#"{"system":{"orientation":"portrait"}}"#.utf8)]
+        for line in lines { blackHole(line.withUnsafeBufferPointer { responder.answer(line: $0) }) }
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            blackHole(lines[iteration & 1].withUnsafeBufferPointer { responder.answer(line: $0) })
         }
         benchmark.stopMeasurement()
     }

@@ -1,0 +1,157 @@
+import Glibc
+import MainLoopJSON
+
+/// The parts of a request line of the commonest form,
+/// `{"system":{"<kind>":<value>}}` (JSON whitespace anywhere between the
+/// tokens), read straight from its bytes: the kind's name and the value,
+/// with no JSON tree built for the request.
+///
+/// Only a plain line is read so: every byte ASCII, the kind's name a
+/// string with no escape, the value a string with no escape, a number,
+/// `true`, `false` or `null`. Any other line (another request, a
+/// duplicate key, an escape, an object value, a syntax error) is not
+/// read here, and its reader parses it as JSON instead: a line read here
+/// parses to exactly `{"system": {kind: value}}`, so both ways decode it
+/// to the same event.
+public struct SystemEventLine {
+    /// The kind's name: its bytes in the line (valid as long as the line).
+    public let kindName: UnsafeBufferPointer<UInt8>
+    /// The value's JSON text as written (a string with its quotes), in
+    /// the line.
+    public let valueText: UnsafeBufferPointer<UInt8>
+    /// The value when it is not a string (read when the line was).
+    private let scalar: JSONValue?
+
+    /// The event's value.
+    public var value: JSONValue {
+        if let scalar { return scalar }
+        return .string(String(decoding: UnsafeBufferPointer(rebasing: valueText.dropFirst().dropLast()), as: UTF8.self))
+    }
+
+    /// Whether the value is `true`, `false` or `null`.
+    public var isLiteral: Bool {
+        switch scalar {
+        case .bool?, .null?: return true
+        default: return false
+        }
+    }
+
+    /// Reads `line`; nil when it is not of the plain form.
+    public init?(_ line: UnsafeBufferPointer<UInt8>) {
+        var reader = Reader(line)
+        guard reader.skip("{"), reader.skipString("system"), reader.skip(":"), reader.skip("{"),
+              let kindName = reader.plainString(), reader.skip(":") else { return nil }
+        reader.skipWhitespace()
+        let valueStart = reader.index
+        guard let token = reader.valueToken() else { return nil }
+        let valueText = UnsafeBufferPointer(rebasing: line[valueStart..<reader.index])
+        guard reader.skip("}"), reader.skip("}"), reader.atEnd else { return nil }
+        self.kindName = kindName
+        self.valueText = valueText
+        if case .scalar(let value) = token { scalar = value } else { scalar = nil }
+    }
+
+    /// A value as read: a plain string (its value made when asked for),
+    /// or a number or a literal.
+    private enum ValueToken {
+        case string
+        case scalar(JSONValue)
+    }
+
+    /// A cursor over the line's bytes; every read is at an index just
+    /// compared with the count.
+    private struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        /// Whether only whitespace is left.
+        var atEnd: Bool {
+            mutating get {
+                skipWhitespace()
+                return index == bytes.count
+            }
+        }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, Self.isWhitespace(bytes[index]) { index &+= 1 }
+        }
+
+        static func isWhitespace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+        }
+
+        /// Skips whitespace and then `token` (one byte), if it is next.
+        mutating func skip(_ token: Unicode.Scalar) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: token) else { return false }
+            index &+= 1
+            return true
+        }
+
+        /// Skips whitespace and then the string `text` (plain, as JSON).
+        mutating func skipString(_ text: StaticString) -> Bool {
+            guard let string = plainString(), string.count == text.utf8CodeUnitCount else { return false }
+            return Self.same(string, text.utf8Start)
+        }
+
+        /// Whether `bytes` are the bytes at `other` (as many as `bytes` has).
+        static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: UnsafePointer<UInt8>) -> Bool {
+            guard let base = bytes.baseAddress else { return true }
+            return memcmp(base, other, bytes.count) == 0
+        }
+
+        /// Skips whitespace and then a string of printable ASCII with no
+        /// escape: the bytes between its quotes.
+        mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+            guard skip("\"") else { return nil }
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index &+= 1
+                    return UnsafeBufferPointer(rebasing: bytes[start..<index &- 1])
+                }
+                // A control byte is an error, an escape or a non-ASCII
+                // byte needs the full parser: not a plain string.
+                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+                index &+= 1
+            }
+            return nil
+        }
+
+        /// Skips a plain string, a number or a literal; nil for anything else.
+        mutating func valueToken() -> ValueToken? {
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: "\"") { return plainString() == nil ? nil : .string }
+            // A number's or a literal's bytes, checked by the JSON parser
+            // itself (its grammar is not repeated here).
+            let start = index
+            while index < bytes.count, Self.isScalarByte(bytes[index]) { index &+= 1 }
+            guard index > start else { return nil }
+            let parsed: JSONValue
+            do {
+                parsed = try JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            } catch {
+                // Not a number or a literal: the line is left to the full
+                // parser, which words the error (nothing is lost here).
+                return nil
+            }
+            switch parsed {
+            case .array, .object, .string: return nil
+            case .null, .bool, .number: return .scalar(parsed)
+            }
+        }
+
+        /// A byte of a number or a literal (`true`, `false`, `null`).
+        static func isScalarByte(_ byte: UInt8) -> Bool {
+            // Compared, not matched against ranges (a range pattern is
+            // matched through generic code).
+            let letter = byte | 0x20  // lower case for a letter
+            return (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || (letter >= UInt8(ascii: "a") && letter <= UInt8(ascii: "z"))
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
+        }
+    }
+}
