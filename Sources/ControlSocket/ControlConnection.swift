@@ -120,9 +120,10 @@ final class ControlConnection {
         // operation on the side table (2 % of a profile at three per event),
         // and reading a class's `var` pays a dynamic exclusivity check.
         // Held through the batch; a server released meanwhile is gone after.
-        let server = self.server
-        let replyLimit = server?.maxReplyBytes ?? Int.max
-        let shortcut = server?.lineShortcut
+        // With the server gone, no request can be answered.
+        guard let server = self.server else { return close(reason: nil) }
+        let replyLimit = server.maxReplyBytes, replyText = server.replyText
+        let shortcut = server.lineShortcut
         // With a shortcut, each line is copied out (into a buffer this
         // call owns: a nested call, from a handler that runs the loop,
         // finds none and makes its own) and answered from the copy, once
@@ -155,7 +156,6 @@ final class ControlConnection {
             case .blank: continue
             case .request, .copied: break
             }
-            guard let server else { return close(reason: nil) }
             // Before the first request of a batch of several: if the client
             // has gone (closed with requests unread), the lines it left are
             // not handled at all. The batch's replies are queued and go out
@@ -178,7 +178,7 @@ final class ControlConnection {
             } else {
                 continue  // (oversize and blank lines were dealt with above)
             }
-            enqueue(reply, limit: replyLimit, server: server)
+            enqueue(reply, limit: replyLimit, cache: replyText)
         }
         if !isClosed, !closeWhenFlushed, input.count > maxLineBytes, input.firstOffset(of: UInt8(ascii: "\n")) == nil {
             rejectOversize()
@@ -237,16 +237,16 @@ final class ControlConnection {
 
     func reply(_ object: JSONObject) {
         let server = self.server
-        enqueue(object, limit: server?.maxReplyBytes ?? Int.max, server: server)
+        enqueue(object, limit: server?.maxReplyBytes ?? Int.max, cache: server?.replyText)
         flush()
     }
 
     /// Queues a reply line (serialized once, straight into the output,
     /// bounded by the server's `maxReplyBytes`, or copied from the server's
     /// last line when it is that line's object) without sending it yet.
-    private func enqueue(_ object: JSONObject, limit: Int, server: ControlServer?) {
+    private func enqueue(_ object: JSONObject, limit: Int, cache: ReplyTextCache?) {
         guard !isClosed else { return }
-        output.appendLine(object, maxBytes: limit, cache: server?.replyText) { size in
+        output.appendLine(object, maxBytes: limit, cache: cache) { size in
             ControlReply.error("the reply would be \(size) bytes, over the limit of \(limit)")
         }
     }

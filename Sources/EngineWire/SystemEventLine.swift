@@ -19,22 +19,28 @@ public struct SystemEventLine {
     /// The value's JSON text as written (a string with its quotes), in
     /// the line.
     public let valueText: UnsafeBufferPointer<UInt8>
-    /// The value when it is not a string (read when the line was).
-    private let scalar: JSONValue?
+    /// What the value is. (The struct holds nothing to release: an
+    /// optional of one that did was destroyed through generic code.)
+    private let token: ValueToken
 
     /// The event's value.
     public var value: JSONValue {
-        if let scalar { return scalar }
-        return .string(String(decoding: UnsafeBufferPointer(rebasing: valueText.dropFirst().dropLast()), as: UTF8.self))
+        switch token {
+        case .string: return .string(String(decoding: UnsafeBufferPointer(rebasing: valueText.dropFirst().dropLast()), as: UTF8.self))
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .null: return .null
+        case .number:
+            do {
+                return try JSONValue.parse(utf8: valueText)
+            } catch {
+                preconditionFailure("SystemEventLine: a number read as one no longer parses: \(error)")
+            }
+        }
     }
 
     /// Whether the value is `true`, `false` or `null`.
-    public var isLiteral: Bool {
-        switch scalar {
-        case .bool?, .null?: return true
-        default: return false
-        }
-    }
+    public var isLiteral: Bool { token == .true || token == .false || token == .null }
 
     /// Reads `line`; nil when it is not of the plain form.
     public init?(_ line: UnsafeBufferPointer<UInt8>) {
@@ -48,14 +54,12 @@ public struct SystemEventLine {
         guard reader.skip("}"), reader.skip("}"), reader.atEnd else { return nil }
         self.kindName = kindName
         self.valueText = valueText
-        if case .scalar(let value) = token { scalar = value } else { scalar = nil }
+        self.token = token
     }
 
-    /// A value as read: a plain string (its value made when asked for),
-    /// or a number or a literal.
+    /// A value as read (its value is made when asked for).
     private enum ValueToken {
-        case string
-        case scalar(JSONValue)
+        case string, `true`, `false`, null, number
     }
 
     /// A cursor over the line's bytes; every read is at an index just
@@ -92,14 +96,19 @@ public struct SystemEventLine {
 
         /// Skips whitespace and then the string `text` (plain, as JSON).
         mutating func skipString(_ text: StaticString) -> Bool {
-            guard let string = plainString(), string.count == text.utf8CodeUnitCount else { return false }
-            return Self.same(string, text.utf8Start)
+            guard let string = plainString() else { return false }
+            return Self.same(string, text)
         }
 
         /// Whether `bytes` are the bytes at `other` (as many as `bytes` has).
         static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: UnsafePointer<UInt8>) -> Bool {
             guard let base = bytes.baseAddress else { return true }
             return memcmp(base, other, bytes.count) == 0
+        }
+
+        /// Whether `bytes` are exactly `text`'s bytes.
+        static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+            bytes.count == text.utf8CodeUnitCount && same(bytes, text.utf8Start)
         }
 
         /// Skips whitespace and then a string of printable ASCII with no
@@ -121,27 +130,27 @@ public struct SystemEventLine {
             return nil
         }
 
-        /// Skips a plain string, a number or a literal; nil for anything else.
+        /// Skips a plain string, a literal or a number; nil for anything else.
         mutating func valueToken() -> ValueToken? {
             guard index < bytes.count else { return nil }
             if bytes[index] == UInt8(ascii: "\"") { return plainString() == nil ? nil : .string }
-            // A number's or a literal's bytes, checked by the JSON parser
-            // itself (its grammar is not repeated here).
+            // A literal's or a number's bytes; a number is checked by the
+            // JSON parser itself (its grammar is not repeated here).
             let start = index
             while index < bytes.count, Self.isScalarByte(bytes[index]) { index &+= 1 }
-            guard index > start else { return nil }
-            let parsed: JSONValue
+            let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            if Self.same(text, "true") { return .true }
+            if Self.same(text, "false") { return .false }
+            if Self.same(text, "null") { return .null }
+            guard !text.isEmpty else { return nil }
             do {
-                parsed = try JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                guard case .number = try JSONValue.parse(utf8: text) else { return nil }
             } catch {
-                // Not a number or a literal: the line is left to the full
-                // parser, which words the error (nothing is lost here).
+                // Not a number: the line is left to the full parser, which
+                // words the error (nothing is lost here).
                 return nil
             }
-            switch parsed {
-            case .array, .object, .string: return nil
-            case .null, .bool, .number: return .scalar(parsed)
-            }
+            return .number
         }
 
         /// A byte of a number or a literal (`true`, `false`, `null`).

@@ -18,28 +18,31 @@ import SystemNotifications
 /// however many lines it reads.
 ///
 /// ```swift
-/// var reader = SystemEventLineReader(center: application.notifications)
+/// let center = application.notifications
+/// var reader = SystemEventLineReader(center: center)
 /// let line = Array(#"{"system":{"orientation":"faceUp"}}"#.utf8)
-/// if let event = line.withUnsafeBufferPointer({ reader.event(in: $0) }) {
-///     try event.post(to: application.notifications)
+/// switch line.withUnsafeBufferPointer({ reader.event(in: $0) }) {
+/// case .prepared(let event): try center.post(event)
+/// case .decoded(let event): try center.post(event)
+/// case .unread: break  // parse the line as JSON instead
 /// }
 /// ```
 public struct SystemEventLineReader {
-    /// An event read from a line, ready to post.
+    /// What a line holds: an event to post (to the reader's center), or
+    /// nothing the reader reads.
     public enum Event {
-        /// The event of a value the reader keeps, prepared.
+        /// The event of a value the reader keeps, prepared: post it with
+        /// ``/AppLifecycle/SystemNotificationCenter/post(_:)-(PreparedEvent)``.
         case prepared(PreparedEvent)
-        /// The event as decoded.
+        /// The event as decoded: post it with
+        /// ``/AppLifecycle/SystemNotificationCenter/post(_:)-(SystemEvent)``.
         case decoded(SystemEvent)
-
-        /// Posts the event to `center` (the reader's), as
-        /// ``/AppLifecycle/SystemNotificationCenter/post(_:)-(SystemEvent)`` does.
-        public func post(to center: SystemNotificationCenter) throws {
-            switch self {
-            case .prepared(let event): try center.post(event)
-            case .decoded(let event): try center.post(event)
-            }
-        }
+        /// Not a line of the plain `system` form, or an event that does
+        /// not decode: parse the line as JSON and answer it the usual way,
+        /// which words the error (the reader changed nothing, so nothing
+        /// is lost). (A case, not an optional: an optional of this enum
+        /// was destroyed through generic code, on every line.)
+        case unread
     }
 
     /// A value's text as written and its prepared event. (Structs, not
@@ -77,35 +80,36 @@ public struct SystemEventLineReader {
         self.center = center
     }
 
-    /// The event `line` posts, or nil when the line is not of the plain
-    /// `system` form or its event does not decode: then parse the line as
-    /// JSON and answer it the usual way, which words the error (the reader
-    /// changed nothing, so nothing is lost). Loop thread only.
-    public mutating func event(in line: UnsafeBufferPointer<UInt8>) -> Event? {
-        guard let parts = SystemEventLine(line) else { return nil }
-        let position = position(ofKindNamed: parts.kindName)
-        if let position, let kept = keptEvent(parts.valueText, in: resolved[position].values) { return .prepared(kept) }
+    /// The event `line` posts, or ``Event/unread`` when the line is not of
+    /// the plain `system` form or its event does not decode. Loop thread only.
+    public mutating func event(in line: UnsafeBufferPointer<UInt8>) -> Event {
+        guard let parts = SystemEventLine(line) else { return .unread }
+        let position = Self.position(ofKindNamed: parts.kindName, in: resolved)
+        if let position, let kept = Self.keptEvent(parts.valueText, in: resolved[position].values) { return .prepared(kept) }
         let event: SystemEvent
         do {
             let kind = position.map { resolved[$0].kind } ?? NotificationKind(String(decoding: parts.kindName, as: UTF8.self))
             event = try center.decodeEvent(kind: kind, payload: parts.value)
         } catch {
-            return nil  // the JSON path answers with this error
+            return .unread  // the JSON path answers with this error
         }
         guard let position = position ?? resolve(event.kind, named: parts.kindName) else { return .decoded(event) }
         return keep(event, text: parts.valueText, isLiteral: parts.isLiteral, at: position)
     }
 
-    /// Where the resolved kind whose name is `name`'s bytes is. (Loops
-    /// over indices: `firstIndex(where:)` and `first(where:)` copied each
+    /// Where the resolved kind whose name is `name`'s bytes is. (Static,
+    /// as ``keptEvent(_:in:)``: a method was called on a copy of the
+    /// reader, its center's application retained and released each time,
+    /// on the slow path of an object with weak references. Loops over
+    /// indices: `firstIndex(where:)` and `first(where:)` copied each
     /// element out, with its arrays retained.)
-    private func position(ofKindNamed name: UnsafeBufferPointer<UInt8>) -> Int? {
+    private static func position(ofKindNamed name: UnsafeBufferPointer<UInt8>, in resolved: [ResolvedKind]) -> Int? {
         for position in resolved.indices where Self.same(resolved[position].name, name) { return position }
         return nil
     }
 
     /// The event kept for the value written as `text`.
-    private func keptEvent(_ text: UnsafeBufferPointer<UInt8>, in values: [KeptValue]) -> PreparedEvent? {
+    private static func keptEvent(_ text: UnsafeBufferPointer<UInt8>, in values: [KeptValue]) -> PreparedEvent? {
         for position in values.indices where Self.same(values[position].text, text) { return values[position].event }
         return nil
     }

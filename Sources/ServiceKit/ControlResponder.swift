@@ -52,12 +52,17 @@ public final class ControlResponder {
     /// exclusivity: changed only inside ``answer(line:)``, before the
     /// event is posted (no user code runs while it is changed).
     @exclusivity(unchecked) private var eventLines: SystemEventLineReader
+    /// The application's notification center, kept: made per event, the
+    /// center retained and released the application each time, on the
+    /// slow path of an object with weak references.
+    private let center: SystemNotificationCenter
 
     /// A responder for `application`'s lifecycle and notification center.
     public init(application: Application, maxReplyBytes: Int = 1 << 20) {
         self.application = application
         self.maxReplyBytes = maxReplyBytes
-        eventLines = SystemEventLineReader(center: application.notifications)
+        center = application.notifications
+        eventLines = SystemEventLineReader(center: center)
     }
 
     /// Opens the control socket and answers on it: the socket systemd
@@ -131,11 +136,11 @@ public final class ControlResponder {
         case .system(let json):
             let event: SystemEvent
             do {
-                event = try application.notifications.decodeEvent(json)
+                event = try center.decodeEvent(json)
             } catch {
                 return EngineQueries.error("\(error)")
             }
-            return answer { try application.notifications.post(event) }
+            return answer { try center.post(event) }
         case .input(let id):
             do {
                 let discardedBefore = application.discardedInputCount
@@ -174,8 +179,11 @@ public final class ControlResponder {
     /// (``/ControlSocket/ControlServer/lineShortcut``).
     public func answer(line: UnsafeBufferPointer<UInt8>) -> JSONObject? {
         // Read (the reader changes) before posting (user code runs).
-        guard let event = eventLines.event(in: line) else { return nil }
-        return answer { try event.post(to: application.notifications) }
+        switch eventLines.event(in: line) {
+        case .prepared(let event): return answer { try center.post(event) }
+        case .decoded(let event): return answer { try center.post(event) }
+        case .unread: return nil
+        }
     }
 
     /// The reply to posting an event: `ok`, or the error that refused it.
