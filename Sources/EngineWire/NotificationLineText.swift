@@ -14,8 +14,10 @@ import SystemNotifications
 /// The text is what ``ObservationRecorder``'s member-by-member writing
 /// prints, byte for byte: each piece is printed by the same printer.
 struct NotificationLineText {
-    /// One kind's pieces, for the rule they were printed from.
-    struct Pieces {
+    /// One kind's pieces, for the rule they were printed from. A class:
+    /// a line takes its kind's pieces with one retain, where a struct's
+    /// four references were retained and released one by one.
+    final class Pieces {
         let rule: CoalescingRule
         /// The payload's one key (a line whose timestamp has this key is
         /// written the general way, as is every line of a rule whose key
@@ -26,6 +28,13 @@ struct NotificationLineText {
         /// Each enumerated case's JSON text, by case index (empty for a
         /// kind that is not enumerated).
         let cases: [[UInt8]]
+
+        init(rule: CoalescingRule, payloadKey: String, head: [UInt8], cases: [[UInt8]]) {
+            self.rule = rule
+            self.payloadKey = payloadKey
+            self.head = head
+            self.cases = cases
+        }
     }
 
     /// By slot; nil where not printed yet. A slot whose rule does not fit

@@ -120,20 +120,24 @@ public final class ServiceHost {
         try application.perform(options.background ? .launchInBackground : .launch)
     }
 
-    /// The server's handler. Weak: a host released on another thread is
-    /// gone before its server's cleanup runs on the loop; a request in
-    /// between is refused.
+    /// The server's handler. It holds the responder (and so the
+    /// application), as ``ControlResponder/serve(path:mode:passed:logger:)``'s
+    /// does: a host released on another thread leaves its server to be
+    /// closed on the loop, and until then a request is answered by the
+    /// application, which is still there. (It held it weakly once: a weak
+    /// load and a release on the slow path of an object with weak
+    /// references, for every event line.) No cycle: the responder holds
+    /// its server weakly.
     private var responderHandler: (JSONValue) -> JSONObject {
-        let responder = WeakReference(responder)
-        return { request in responder.object?.handle(request) ?? ControlReply.error("the service is shutting down") }
+        let responder = responder
+        return { request in responder.handle(request) }
     }
 
     /// The server's line shortcut (``ControlResponder/answer(line:)``),
-    /// weak as the handler is: with the host gone, every line goes to the
-    /// handler, which refuses it.
+    /// holding the responder as the handler does.
     private var responderShortcut: (UnsafeBufferPointer<UInt8>) -> JSONObject? {
-        let responder = WeakReference(responder)
-        return { line in responder.object?.answer(line: line) }
+        let responder = responder
+        return { line in responder.answer(line: line) }
     }
 
     /// Re-reads every source the service watches (the locale and zone
