@@ -91,9 +91,10 @@ public final class ControlServer {
     /// tree made for them. It must answer a line exactly as the handler
     /// would answer its JSON, and change nothing when it returns nil.
     ///
-    /// The bytes are a copy of the line (without its newline), valid for
-    /// the call; the shortcut may run the loop. A connection reads this
-    /// once per batch of requests: a change applies from the next batch.
+    /// The bytes are a copy of the line (without its newline or a `\r`
+    /// before it), valid for the call; the shortcut may do anything a
+    /// handler may. A connection reads this once per batch of requests: a
+    /// change applies from the next batch.
     public var lineShortcut: ((UnsafeBufferPointer<UInt8>) -> JSONObject?)?
 
     /// Creates the socket at `path` and starts accepting. A stale socket
