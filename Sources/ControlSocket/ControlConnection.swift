@@ -76,6 +76,8 @@ final class ControlConnection {
     /// turn (a job at input priority), with reading paused meanwhile, so
     /// one pipelining client cannot hold the loop for long.
     private static let linesPerTurn = 256
+    /// The most capacity of ``lineCopy`` kept between batches.
+    private static let keptLineCopyBytes = 4096
     /// A later turn is scheduled for lines already read.
     private var turnPending = false
 
@@ -130,7 +132,9 @@ final class ControlConnection {
         // the input is released.
         var copy = lineCopy
         lineCopy = []
-        defer { lineCopy = copy }
+        // Kept for the next batch unless a long line grew it: an idle
+        // connection holds a few KiB, not the longest line it ever sent.
+        defer { if copy.capacity <= Self.keptLineCopyBytes { lineCopy = copy } }
         var answered = 0
         defer { if answered > 1 { lastActivity = loop.now } }
         while takesRequests, let newline = input.firstOffset(of: UInt8(ascii: "\n")) {
