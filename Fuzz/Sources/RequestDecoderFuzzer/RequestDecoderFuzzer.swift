@@ -10,15 +10,22 @@ import MainLoopJSON
 /// end is the sanitizer's to report. A line that is UTF-8 must parse to the
 /// same value from its `String`. The decoded request is also printed back
 /// to JSON and parsed again: a value the parser accepted must survive the
-/// round trip.
+/// round trip. A line the control socket reads from its bytes (the plain
+/// event form, `SystemEventLine`) must be one the parser reads as exactly
+/// `{"system": {kind: value}}`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = UnsafeBufferPointer(start: data, count: size)
+    let plain = SystemEventLine(bytes).map { (name: String(decoding: $0.kindName, as: UTF8.self), value: $0.value) }
     let value: JSONValue
     do {
         value = try JSONValue.parse(utf8: bytes)
     } catch {
+        if plain != nil { fatalError("SystemEventLine read a line the parser rejects: \(error)") }
         return 0  // malformed JSON: an error reply
+    }
+    if let plain, value != ["system": .object([plain.name: plain.value])] {
+        fatalError("SystemEventLine read \(plain) from a line the parser reads as \(value.jsonText)")
     }
     if let line = String(validating: bytes, as: UTF8.self) {
         guard (try? JSONValue.parse(line)) == value else { fatalError("the String of \(line) parses otherwise") }
