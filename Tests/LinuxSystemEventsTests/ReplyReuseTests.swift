@@ -11,7 +11,10 @@ import Testing
 /// object, and a responder answers `state` with its last reply while
 /// nothing it reports changed. Neither may ever send a stale line. A
 /// deterministic loop and a real socket.
-@Suite(.timeLimit(.minutes(1))) struct ReplyReuseTests {
+// A hang guard, not a duration: a synchronous test waits for one of the
+// two cooperative threads while the long tests of the suite run, and that
+// wait counts (76 s in one CI run, which failed these at one minute).
+@Suite(.timeLimit(.minutes(3))) struct ReplyReuseTests {
     /// Sends `line` on a new connection, runs the loop until idle and
     /// returns the reply line (without its newline).
     static func exchange(_ line: String, with server: ControlServer, on loop: MainRunLoop) throws -> String {
