@@ -176,9 +176,10 @@ import Testing
 /// A server's `lineShortcut`: the lines it answers are answered by it
 /// alone, in their place among the others; the lines it declines are
 /// parsed and handled as without it.
-// A hang guard, not a duration: a synchronous test waits for one of the
-// two cooperative threads while the long tests of the suite run, and that
-// wait counts (76 s in one CI run, which failed these at one minute).
+///
+/// The time limit is a hang guard, not a duration: a synchronous test waits
+/// for one of the two cooperative threads while the suite's long tests run,
+/// and that wait counts (76 s in one CI run, which failed these at one minute).
 @Suite(.timeLimit(.minutes(3))) struct ServerLineShortcutTests {
     @Test func aShortcutAnswersItsLinesInOrderAndLeavesTheRestToTheHandler() throws {
         let directory = TemporaryDirectory()
