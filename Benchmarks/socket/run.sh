@@ -47,6 +47,8 @@ measure() {  # SERVER_PID SOCKET CLIENT_ARGS...
   echo "$out" | awk -v used=$((after - before)) -v ticks="$ticks" -v seconds="$seconds" \
     '{ rate = $4; printf "%s, server cpu %.2f us/req\n", $0, used / ticks * 1e6 / (rate * seconds) }'
 }
+# Two orientations in turn: each event a change.
+event_lines=($'{"system":{"orientation":"faceUp"}}\n' $'{"system":{"orientation":"portrait"}}\n')
 for round in $(seq "$rounds"); do
   echo "== round $round"
   for shape in "1 1" "1 16" "8 16"; do
@@ -55,10 +57,10 @@ for round in $(seq "$rounds"); do
   done
   echo "mainloop threads $(CLIENT_THREADS=1 measure "$mainloop_pid" "$work/ml.sock" 8 16 "$seconds")"
   echo "floor    threads $(CLIENT_THREADS=1 measure "$floor_pid" "$work/floor.sock" 8 16 "$seconds")"
-  echo "mainloop events $(measure "$mainloop_pid" "$work/ml.sock" 1 16 "$seconds" $'{"system":{"orientation":"faceUp"}}\n' $'{"system":{"orientation":"portrait"}}\n')"
+  echo "mainloop events $(measure "$mainloop_pid" "$work/ml.sock" 1 16 "$seconds" "${event_lines[@]}")"
   # The same lines to the floor (its fixed reply to each): what the kernel
   # and libevent alone allow at this moment, beside the goal, not a goal.
-  echo "floor    events $(measure "$floor_pid" "$work/floor.sock" 1 16 "$seconds" $'{"system":{"orientation":"faceUp"}}\n' $'{"system":{"orientation":"portrait"}}\n')"
+  echo "floor    events $(measure "$floor_pid" "$work/floor.sock" 1 16 "$seconds" "${event_lines[@]}")"
 done | tee "$work/results"
 /usr/bin/python3 - "$work/results" <<'PY'
 import re, sys
