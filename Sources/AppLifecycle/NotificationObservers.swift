@@ -21,8 +21,10 @@ struct ObserverEntry {
     /// The kind slot observed, or -1 for every kind.
     let slot: Int
     /// A view of a box owned by ``NotificationObservers/owners``: a box
-    /// leaves `owners` only when no delivery runs, so the view is always valid.
-    let box: Unmanaged<ObserverBox>
+    /// leaves `owners` only when no delivery runs, so the view is always
+    /// valid. In the delivery block, an observer removed while a delivery
+    /// runs has its box replaced by the registry's `skipped` box.
+    var box: Unmanaged<ObserverBox>
 }
 
 /// Notification observers in one contiguous block of the registry's own
@@ -35,7 +37,9 @@ struct ObserverEntry {
 /// Changes made while a delivery runs (an observer that adds or removes
 /// observers) are deferred, so the buffer never moves under a delivery: an
 /// observer added meanwhile gets nothing from the delivery in progress, and
-/// one removed meanwhile is skipped at once (it gets nothing further).
+/// one removed meanwhile is skipped at once (it gets nothing further): its
+/// entries in the block now call a box that does nothing, so the walk
+/// itself checks nothing per observer.
 /// Loop thread only; a class held by the application, so delivering
 /// never copies it. Every field is loop-thread only, so none pays a dynamic
 /// exclusivity check (`@exclusivity(unchecked)`; measured as about a
@@ -68,8 +72,9 @@ final class NotificationObservers {
     @exclusivity(unchecked) private var deliveries = 0
     /// Removed while a delivery ran: skipped, then dropped afterwards.
     @exclusivity(unchecked) private var removedMeanwhile: Set<Int> = []
-    /// `removedMeanwhile.count`, read per call as a plain integer.
-    @exclusivity(unchecked) private var removalsMeanwhile = 0
+    /// What a removed observer's entries in `block` call until the
+    /// deliveries end: nothing.
+    private let skipped = ObserverBox(id: -1) { _ in }
     /// Added while a delivery ran: inserted afterwards.
     @exclusivity(unchecked) private var addedMeanwhile: [ObserverEntry] = []
     /// Whether a change waits for the deliveries to end.
@@ -79,7 +84,7 @@ final class NotificationObservers {
 
     /// How many observers are registered (including those added during a
     /// delivery, excluding those removed during one).
-    var count: Int { entries.count + addedMeanwhile.count - removalsMeanwhile }
+    var count: Int { entries.count + addedMeanwhile.count - removedMeanwhile.count }
 
     /// Makes room for `count` kind slots.
     func ensureSlots(_ count: Int) {
@@ -116,7 +121,11 @@ final class NotificationObservers {
         }
         if deliveries > 0 {
             removedMeanwhile.insert(token.id)
-            removalsMeanwhile = removedMeanwhile.count
+            // Every run the observer is in (an every-kind observer is in
+            // several): skipped from now on, by this delivery too.
+            for index in block.indices where block[index].id == token.id {
+                block[index].box = .passUnretained(skipped)
+            }
             hasDeferredChanges = true
         } else {
             entries.remove(at: index)
@@ -142,29 +151,27 @@ final class NotificationObservers {
         deliveries &+= 1
         if slot < ranges.count { call(ranges[slot], notification) } else { call(everyKind, notification) }
         deliveries &-= 1
-        if hasDeferredChanges, deliveries == 0 { applyDeferredChanges() }
+        // One flag on the hot path; the count is read only when it is set.
+        if _slowPath(hasDeferredChanges) { applyDeferredChangesIfOutermost() }
     }
 
     @inline(__always)
     private func call(_ range: Range<Int>, _ notification: SystemNotification) {
         var index = range.lowerBound
         while index < range.upperBound {
-            // An observer removed by an earlier one in this delivery is skipped.
-            if removalsMeanwhile == 0 || !removedMeanwhile.contains(block[index].id) {
-                block[index].box._withUnsafeGuaranteedRef { $0.body(notification) }
-            }
+            block[index].box._withUnsafeGuaranteedRef { $0.body(notification) }
             index &+= 1
         }
     }
 
     @inline(never)
-    private func applyDeferredChanges() {
+    private func applyDeferredChangesIfOutermost() {
+        guard deliveries == 0 else { return }
         hasDeferredChanges = false
         if !removedMeanwhile.isEmpty {
             entries.removeAll { removedMeanwhile.contains($0.id) }
             owners.removeAll { removedMeanwhile.contains($0.id) }
             removedMeanwhile.removeAll()
-            removalsMeanwhile = 0
         }
         let added = addedMeanwhile
         addedMeanwhile.removeAll()

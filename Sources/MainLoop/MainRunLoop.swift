@@ -31,27 +31,8 @@ private let controlTrampoline: event_callback_fn = { _, _, context in
 ///   through the same libevent drains.
 ///
 /// Who protects what: fields marked "loop thread" are only touched on the
-/// owner thread; `runState` is one atomic word; the rest is immutable.
+/// owner thread; the phase and the stop request are atomics; the rest is immutable.
 public final class MainRunLoop: @unchecked Sendable {
-    /// What the loop is doing: one phase, changed only by ``begin(_:)`` and
-    /// ``end()`` (every entry point checks in the same order), plus a stop
-    /// request, which `stop()` may set from any thread.
-    private struct RunState {
-        var phase = RunPhase.idle
-        var stopRequested = false
-
-        init() {}
-
-        /// The state packed in `runState`'s word: the phase in bits 0–1,
-        /// the stop request in bit 2.
-        init(word: UInt8) {
-            phase = RunPhase(rawValue: word & 3)!
-            stopRequested = word & 4 != 0
-        }
-
-        var word: UInt8 { phase.rawValue | (stopRequested ? 4 : 0) }
-    }
-
     private enum RunPhase: UInt8, Equatable {
         /// Not inside libevent: `run`, `runOnce`, `runUntilIdle`, `advance`
         /// and `shutdown` may start.
@@ -67,28 +48,24 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Whether this loop runs on the manual clock.
     public var isDeterministic: Bool { core.isDeterministic }
     @usableFromInline let core: LoopCore
-    /// The `RunState`, changed only through `withRunState(_:)`. An
-    /// atomic word rather than a `LockedValue`: `runOnce` changes it twice,
-    /// and two mutex round trips were 8% of an fd dispatch.
-    private let runState = Atomic<UInt8>(RunState().word)
+    /// What the loop is doing (a `RunPhase`), changed only on the loop
+    /// thread, by ``begin(_:)``, ``end()`` and `shutdown()`, and read from
+    /// any thread by ``stop()`` and ``isShutDown``.
+    ///
+    /// The phase and the stop request are two atomics rather than one word
+    /// changed by compare-and-exchange: the loop thread is the phase's only
+    /// writer, so a dispatch stores it with a plain release store, where the
+    /// word cost `runOnce` two locked compare-and-exchanges (and 54 of an fd
+    /// dispatch's instructions). The one handshake that needs both, a stop
+    /// racing with `run()`'s start, is ordered sequentially consistent on
+    /// both sides (see ``begin(_:)`` and ``stop()``).
+    private let phaseWord = Atomic<UInt8>(RunPhase.idle.rawValue)
+    /// Set by ``stop()`` from any thread; consumed when `run()` starts with
+    /// it set, when `run()` ends, and by a deterministic `advance`.
+    private let stopRequested = Atomic<Bool>(false)
 
-    /// Runs `body` on the run state and stores what it leaves, atomically:
-    /// if another thread changed the state meanwhile, `body` runs again on
-    /// the new state (so it must do nothing but compute). A `body` that
-    /// throws changes nothing.
-    @inline(__always)
-    private func withRunState<Result, Failure: Error>(_ body: (inout RunState) throws(Failure) -> Result) throws(Failure) -> Result {
-        var current = runState.load(ordering: .acquiring)
-        while true {
-            var state = RunState(word: current)
-            let result = try body(&state)
-            let next = state.word
-            if next == current { return result }
-            let (exchanged, found) = runState.compareExchange(expected: current, desired: next, ordering: .acquiringAndReleasing)
-            if exchanged { return result }
-            current = found
-        }
-    }
+    /// The phase as the loop thread sees it (it is the only writer).
+    private var loopPhase: RunPhase { RunPhase(rawValue: phaseWord.load(ordering: .relaxed))! }
 
     /// The manual clock (deterministic loops). Loop thread.
     var manualNow: LoopInstant {
@@ -301,27 +278,36 @@ public final class MainRunLoop: @unchecked Sendable {
     ///   request was consumed instead (`run()` then returns at once).
     private func begin(_ phase: RunPhase) throws(MainLoopError) -> Bool {
         preconditionInLoop()
-        return try withRunState { (state: inout RunState) throws(MainLoopError) -> Bool in
-            switch state.phase {
-            case .shutDown: throw .shutDown
-            case .running, .dispatching: throw .reentrantDispatch
-            case .idle: break
-            }
-            if phase == .running, state.stopRequested {
-                state.stopRequested = false
-                return false
-            }
-            state.phase = phase
+        switch loopPhase {
+        case .shutDown: throw .shutDown
+        case .running, .dispatching: throw .reentrantDispatch
+        case .idle: break
+        }
+        guard phase == .running else {
+            phaseWord.store(phase.rawValue, ordering: .releasing)
             return true
         }
+        // Against `stop()` on another thread, which stores its request and
+        // then reads the phase: both sides store first and read second,
+        // sequentially consistent, so at least one sees the other. Either
+        // this start takes the request (and returns at once), or the stop
+        // sees `.running` and wakes the loop, whose control event ends it.
+        phaseWord.store(RunPhase.running.rawValue, ordering: .sequentiallyConsistent)
+        if stopRequested.exchange(false, ordering: .sequentiallyConsistent) {
+            phaseWord.store(RunPhase.idle.rawValue, ordering: .releasing)
+            return false
+        }
+        return true
     }
 
-    /// Ends what ``begin(_:)`` started; leaving `run()` consumes the stop request.
+    /// Ends what ``begin(_:)`` started; leaving `run()` consumes the stop
+    /// request. A stop that comes between the two stores below stays
+    /// pending, as one that comes after `run()` returned does: the next
+    /// `run()` returns at once. No stop is lost.
     private func end() {
-        withRunState { state in
-            if state.phase == .running { state.stopRequested = false }
-            if state.phase != .shutDown { state.phase = .idle }
-        }
+        let phase = loopPhase
+        if phase == .running { stopRequested.store(false, ordering: .sequentiallyConsistent) }
+        if phase != .shutDown { phaseWord.store(RunPhase.idle.rawValue, ordering: .releasing) }
     }
 
     /// Runs the loop until ``stop()``. Returns at once if a stop was already
@@ -400,11 +386,10 @@ public final class MainRunLoop: @unchecked Sendable {
     /// changes nothing) and safe from any thread; after shutdown it does
     /// nothing.
     public func stop() {
-        let phase = withRunState { (state: inout RunState) -> RunPhase in
-            if state.phase != .shutDown { state.stopRequested = true }
-            return state.phase
-        }
-        switch phase {
+        if RunPhase(rawValue: phaseWord.load(ordering: .acquiring)) == .shutDown { return }
+        // Stored before the phase is read: see `begin(_:)`.
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        switch RunPhase(rawValue: phaseWord.load(ordering: .sequentiallyConsistent))! {
         case .shutDown, .idle: return
         case .running, .dispatching:
             if core.isLoopThread {
@@ -424,16 +409,13 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Takes a pending stop request, if any (deterministic `advance`).
     func consumeStopRequest() -> Bool {
-        withRunState { state in
-            defer { state.stopRequested = false }
-            return state.stopRequested
-        }
+        stopRequested.exchange(false, ordering: .sequentiallyConsistent)
     }
 
     func receiveControl() {
         var counter: UInt64 = 0
         _ = read(controlFD, &counter, 8)
-        let shouldBreak = withRunState { $0.phase == .running && $0.stopRequested }
+        let shouldBreak = loopPhase == .running && stopRequested.load(ordering: .sequentiallyConsistent)
         if shouldBreak, let base = core.base { event_base_loopbreak(base) }
     }
 
@@ -448,10 +430,10 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     /// Whether ``shutdown()`` has run.
-    public var isShutDown: Bool { withRunState { $0.phase == .shutDown } }
+    public var isShutDown: Bool { phaseWord.load(ordering: .acquiring) == RunPhase.shutDown.rawValue }
 
     private func releaseEverything() {
-        withRunState { $0.phase = .shutDown }
+        phaseWord.store(RunPhase.shutDown.rawValue, ordering: .releasing)
         for source in core.registered.values { source.releaseLoopResources() }
         core.registered.removeAll()
         core.retired.removeAll()

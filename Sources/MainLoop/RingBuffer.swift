@@ -45,6 +45,20 @@ final class RingBuffer<Element> {
     }
 
     /// Drops every element (they are deinitialized, not run).
+    /// Moves every event of `batch` to the back of the queue, in order,
+    /// and leaves `batch` empty: a bitwise move, no reference counted.
+    @inlinable
+    func moveAll(from batch: RemoteBatch<Element>) {
+        let incoming = batch.count
+        while count &+ incoming > mask &+ 1 { grow() }
+        let tail = (head &+ count) & mask
+        let firstRun = min(incoming, mask &+ 1 &- tail)
+        (storage + tail).moveInitialize(from: batch.storage, count: firstRun)
+        storage.moveInitialize(from: batch.storage + firstRun, count: incoming &- firstRun)
+        count &+= incoming
+        batch.count = 0
+    }
+
     @usableFromInline
     func removeAll() {
         while count > 0 { _ = popFirst() }

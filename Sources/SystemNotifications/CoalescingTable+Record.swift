@@ -12,8 +12,13 @@ extension CoalescingTable {
         // One unsigned compare checks both ends (a negative slot becomes huge).
         let slot = Int(UInt32(bitPattern: event.slot))
         guard slot < kinds.count else { throw .foreignPreparedEvent }
+        if kinds[slot].isPlainValueKind {
+            // The same update, specialized: the shape and plainness are known.
+            let (effect, _) = recordValue(event.value, slot: slot, mode: mode, plainValueKind: true)
+            return RecordOutcome(effect, event, isPlain: true)
+        }
         guard kinds[slot].isKeyed else {
-            let (effect, isPlain) = recordValue(event.value, slot: slot, mode: mode)
+            let (effect, isPlain) = recordValue(event.value, slot: slot, mode: mode, plainValueKind: false)
             return RecordOutcome(effect, event, isPlain: isPlain)
         }
         return try recordKeyedEvent(event, mode: mode)
@@ -21,14 +26,16 @@ extension CoalescingTable {
 
     /// Records a value kind's event in place; also returns whether it is a
     /// live change of a plain standard kind (read while the record is at
-    /// hand, not looked up again).
+    /// hand, not looked up again). `plainValueKind`: the caller knows the
+    /// kind's `isPlainValueKind` is true (a constant where inlined).
     @inlinable @inline(__always)
-    mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode) -> (RecordOutcome.Effect, isPlain: Bool) {
+    mutating func recordValue(_ new: EventValue, slot: Int, mode: HoldingMode, plainValueKind: Bool)
+        -> (RecordOutcome.Effect, isPlain: Bool) {
         // In place, with one bounds check (the kinds are an `OwnedArray`).
         let (effect, firstHeld, isPlain) = kinds.update(at: slot) { kind -> (RecordOutcome.Effect, Bool, Bool) in
             kind.counters.received &+= 1
             let previous = kind.value
-            guard kind.shape == .latestEvent || previous != new else {
+            guard (!plainValueKind && kind.shape == .latestEvent) || previous != new else {
                 kind.counters.ignoredUnchanged &+= 1
                 return (.unchanged, false, false)
             }
@@ -36,7 +43,7 @@ extension CoalescingTable {
             switch mode {
             case .live:
                 kind.counters.deliveredLive &+= 1
-                return (.live, false, kind.isPlainStandard)
+                return (.live, false, plainValueKind || kind.isPlainStandard)
             case .notRunning:
                 kind.counters.changedWhileNotRunning &+= 1
                 return (.changedWhileNotRunning, false, false)

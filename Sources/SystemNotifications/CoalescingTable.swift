@@ -10,6 +10,10 @@ struct KindState {
     /// Whether notifications of this kind need nothing but plain data (a
     /// standard value kind): the live path then builds them inline.
     @usableFromInline let isPlainStandard: Bool
+    /// A plain standard kind whose events notify only when the value
+    /// changes (not `latestEvent`): the common case, which `record` tests
+    /// with this one flag instead of three (keyed, shape, plain).
+    @usableFromInline let isPlainValueKind: Bool
     /// The value before any event (per subject for keyed kinds).
     @usableFromInline let defaultValue: EventValue
     /// The current value (non-keyed kinds).
@@ -26,6 +30,7 @@ struct KindState {
         self.shape = shape
         self.isKeyed = isKeyed
         self.isPlainStandard = isPlainStandard
+        self.isPlainValueKind = isPlainStandard && !isKeyed && shape != .latestEvent
         self.defaultValue = defaultValue
         self.value = value
     }

@@ -85,10 +85,10 @@ import Testing
         timer.cancel()
     }
 
-    /// The run state is one atomic word that `runOnce` changes twice per
-    /// call while `stop()` may change it from another thread at any moment:
-    /// a stop that lands during a `runOnce` must be neither lost nor taken
-    /// by it, so the next `run()` returns at once, every time.
+    /// `runOnce` changes the loop's phase twice per call while `stop()` may
+    /// set its request from another thread at any moment: a stop that lands
+    /// during a `runOnce` must be neither lost nor taken by it, so the next
+    /// `run()` returns at once, every time.
     @Test func aStopRacingRunOnceIsKeptForTheNextRun() throws {
         let loop = try MainRunLoop()
         for _ in 0..<200 {
@@ -110,6 +110,28 @@ import Testing
             try loop.run()  // returns at once: the stop is still pending
             guardTimer.cancel()
             #expect(!timedOut, "a stop sent during runOnce was lost")
+            if timedOut { break }
+        }
+    }
+
+    /// `run()` stores its phase and then takes a pending request; `stop()`
+    /// stores its request and then reads the phase. A stop racing with the
+    /// start of `run()` is therefore either taken by the start (`run()`
+    /// returns at once) or sees the loop running and wakes it: never lost,
+    /// whichever comes first.
+    @Test func aStopRacingTheStartOfRunIsNeverLost() throws {
+        let loop = try MainRunLoop()
+        for _ in 0..<300 {
+            let stopper = TestThread { loop.stop() }
+            var timedOut = false
+            let guardTimer = loop.scheduleTimer(after: .seconds(5)) {
+                timedOut = true
+                loop.stop()
+            }
+            try loop.run()
+            guardTimer.cancel()
+            stopper.join()
+            #expect(!timedOut, "a stop sent as run() started was lost")
             if timedOut { break }
         }
     }

@@ -49,6 +49,60 @@ import TestSupport
         #expect(counter.destroyed == 160)
     }
 
+    /// A received batch is moved into the queue behind what it holds, in
+    /// order, whatever the queue's wrap point and however much it must
+    /// grow, and the batch is left empty and reusable.
+    @Test func aBatchMovedIntoTheRingKeepsPostOrderAcrossWraparoundAndGrowth() {
+        let ring = RingBuffer<Int>(initialCapacity: 4)
+        let batch = RemoteBatch<Int>(initialCapacity: 1)
+        var model: [Int] = []
+        var random = SeededRandom(state: 23)
+        var next = 0
+        for _ in 0..<2_000 {
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                for _ in 0..<Int.random(in: 0..<40, using: &random) {
+                    batch.append(next)
+                    model.append(next)
+                    next += 1
+                }
+                ring.moveAll(from: batch)
+                #expect(batch.isEmpty)
+            case 1:
+                ring.append(next)
+                model.append(next)
+                next += 1
+            default:
+                for _ in 0..<Int.random(in: 0..<10, using: &random) {
+                    #expect(ring.popFirst() == (model.isEmpty ? nil : model.removeFirst()))
+                }
+            }
+            #expect(ring.count == model.count)
+        }
+        while let first = ring.popFirst() { #expect(first == model.removeFirst()) }
+        #expect(model.isEmpty)
+    }
+
+    /// Events moved from a batch are destroyed once, by the queue; events
+    /// left in a batch (a closed channel's) once, by the batch.
+    @Test func aBatchAndTheRingDestroyEveryElementExactlyOnce() {
+        let counter = Tracked.Counter()
+        do {
+            let ring = RingBuffer<Tracked>(initialCapacity: 2)
+            let batch = RemoteBatch<Tracked>(initialCapacity: 2)
+            for index in 0..<50 { batch.append(Tracked(index, counter)) }
+            ring.moveAll(from: batch)
+            #expect(counter.destroyed == 0, "a move destroys nothing")
+            for _ in 0..<20 { _ = ring.popFirst() }
+            #expect(counter.destroyed == 20)
+            for index in 0..<30 { batch.append(Tracked(index, counter)) }
+            batch.removeAll()
+            #expect(counter.destroyed == 50)
+            for index in 0..<5 { batch.append(Tracked(index, counter)) }   // left for the batch's deinit
+        }
+        #expect(counter.destroyed == 85)
+    }
+
     @Test func timerHeapOrdersByDeadlineThenInsertionAcrossGrowth() {
         let heap = TimerHeap()
         var random = SeededRandom(state: 11)

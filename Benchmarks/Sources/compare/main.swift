@@ -88,17 +88,11 @@ let typedName = "MainLoop in-loop post→run, typed channel"
 let referenceName = "raw libevent event_active→callback (evthread_use_pthreads)"
 let contenders: [Contender] = ([
     Contender(name: "raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) },
+    // The rows whose targets are ratios to the typed post run right after
+    // it, so that a round's pair is measured side by side (with the
+    // cross-thread rows in between, seconds of other threads' work
+    // separated them).
     Contender(name: typedName) { try MainLoopContenders.inLoopTyped(events: million) },
-    Contender(name: "MainLoop in-loop post→run, closure per post") { try MainLoopContenders.inLoopClosure(events: million) },
-    Contender(name: "MainLoop cross-thread post→run, typed, 1 producer") {
-        try MainLoopContenders.crossThreadTyped(events: million, producers: 1)
-    },
-    Contender(name: "MainLoop cross-thread post→run, typed, 4 producers") {
-        try MainLoopContenders.crossThreadTyped(events: million, producers: 4)
-    },
-    Contender(name: "MainLoop cross-thread execute, closure, 1 producer") {
-        try MainLoopContenders.crossThreadClosure(events: million / 4)
-    },
     Contender(name: "MainLoop live notification, 1 observer") { try MainLoopContenders.liveNotification(events: million, observers: 1) },
     Contender(name: "MainLoop live notification, 16 observers") { try MainLoopContenders.liveNotification(events: million, observers: 16) },
     Contender(name: "MainLoop held coalesce while suspended") { try MainLoopContenders.heldCoalesce(events: million) },
@@ -109,6 +103,16 @@ let contenders: [Contender] = ([
     },
     Contender(name: "MainLoop held coalesce, keyed, 1000000 subjects") {
         try MainLoopContenders.heldKeyed(events: million, subjects: 1_000_000)
+    },
+    Contender(name: "MainLoop in-loop post→run, closure per post") { try MainLoopContenders.inLoopClosure(events: million) },
+    Contender(name: "MainLoop cross-thread post→run, typed, 1 producer") {
+        try MainLoopContenders.crossThreadTyped(events: million, producers: 1)
+    },
+    Contender(name: "MainLoop cross-thread post→run, typed, 4 producers") {
+        try MainLoopContenders.crossThreadTyped(events: million, producers: 4)
+    },
+    Contender(name: "MainLoop cross-thread execute, closure, 1 producer") {
+        try MainLoopContenders.crossThreadClosure(events: million / 4)
     },
     Contender(name: "MainLoop resume flush, 1000 held subjects (per notification)") {
         try MainLoopContenders.resumeFlush(subjects: 1000, resumes: 64)
