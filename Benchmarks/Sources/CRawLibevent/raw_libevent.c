@@ -147,61 +147,70 @@ int benchmark_pin_current_thread(int cpu) {
 /// The floor of a cross-thread wake: a libevent loop thread asleep in
 /// epoll_wait on an eventfd; another thread stamps the time and writes the
 /// eventfd; the callback reads it and records how long the wake took.
-struct wake_floor {
+struct raw_wake_floor {
     struct event_base *base;
     struct event *event;
+    pthread_t thread;
     int fd;
-    long samples;
-    long taken;
     int loop_cpu;
-    double *latencies;
     _Atomic double sent_at;
+    _Atomic double latency;
     atomic_int delivered;
 };
 
 static void on_wake(evutil_socket_t fd, short what, void *context) {
     (void)what;
-    struct wake_floor *floor = context;
+    struct raw_wake_floor *floor = context;
     uint64_t value;
     if (read(fd, &value, sizeof value) != sizeof value) return;
-    floor->latencies[floor->taken++] = now_ns() - atomic_load(&floor->sent_at);
+    if (value > 1) {  // the stop request (see raw_wake_floor_stop)
+        event_base_loopbreak(floor->base);
+        return;
+    }
+    atomic_store(&floor->latency, now_ns() - atomic_load(&floor->sent_at));
     atomic_store(&floor->delivered, 1);
-    if (floor->taken == floor->samples) event_base_loopbreak(floor->base);
 }
 
 static void *run_wake_floor(void *context) {
-    struct wake_floor *floor = context;
+    struct raw_wake_floor *floor = context;
     benchmark_pin_current_thread(floor->loop_cpu);
     event_base_dispatch(floor->base);
     return NULL;
 }
 
-int raw_libevent_wake_latencies(long samples, int gap_us, int loop_cpu, double *latencies) {
-    struct wake_floor floor = {0};
-    floor.base = event_base_new();
-    floor.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    floor.samples = samples;
-    floor.loop_cpu = loop_cpu;
-    floor.latencies = latencies;
-    floor.event = event_new(floor.base, floor.fd, EV_READ | EV_PERSIST, on_wake, &floor);
-    event_add(floor.event, NULL);
-    pthread_t thread;
-    int status = pthread_create(&thread, NULL, run_wake_floor, &floor);
-    if (status == 0) {
-        benchmark_pin_current_thread(0);
-        uint64_t one = 1;
-        for (long index = 0; index < samples; index++) {
-            usleep((useconds_t)gap_us);  // the loop is back in epoll_wait
-            atomic_store(&floor.delivered, 0);
-            atomic_store(&floor.sent_at, now_ns());
-            if (write(floor.fd, &one, sizeof one) != sizeof one) break;
-            while (!atomic_load(&floor.delivered)) sched_yield();  // lets a loop thread on this CPU run
-        }
-        pthread_join(thread, NULL);
-        benchmark_pin_current_thread(-1);
+struct raw_wake_floor *raw_wake_floor_start(int loop_cpu) {
+    struct raw_wake_floor *floor = calloc(1, sizeof *floor);
+    if (!floor) return NULL;
+    floor->base = event_base_new();
+    floor->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    floor->loop_cpu = loop_cpu;
+    floor->event = event_new(floor->base, floor->fd, EV_READ | EV_PERSIST, on_wake, floor);
+    event_add(floor->event, NULL);
+    if (pthread_create(&floor->thread, NULL, run_wake_floor, floor) != 0) {
+        event_free(floor->event);
+        close(floor->fd);
+        event_base_free(floor->base);
+        free(floor);
+        return NULL;
     }
-    event_free(floor.event);
-    close(floor.fd);
-    event_base_free(floor.base);
-    return status == 0 && floor.taken == samples ? 0 : -1;
+    return floor;
+}
+
+double raw_wake_floor_sample(struct raw_wake_floor *floor, int gap_us) {
+    uint64_t one = 1;
+    usleep((useconds_t)gap_us);  // the loop is back in epoll_wait
+    atomic_store(&floor->delivered, 0);
+    atomic_store(&floor->sent_at, now_ns());
+    if (write(floor->fd, &one, sizeof one) != sizeof one) return -1;
+    while (!atomic_load(&floor->delivered)) sched_yield();  // lets a loop thread on this CPU run
+    return atomic_load(&floor->latency);
+}
+
+void raw_wake_floor_stop(struct raw_wake_floor *floor) {
+    uint64_t stop = 2;
+    if (write(floor->fd, &stop, sizeof stop) == sizeof stop) pthread_join(floor->thread, NULL);
+    event_free(floor->event);
+    close(floor->fd);
+    event_base_free(floor->base);
+    free(floor);
 }

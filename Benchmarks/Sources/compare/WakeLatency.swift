@@ -13,6 +13,14 @@ import Synchronization
 /// stamp. A contender's value is the median (p50) of its samples in ns; the
 /// p99 of the same samples is kept for its own row (`p99(of:)`).
 ///
+/// The three posters of a placement are measured together, their samples
+/// interleaved one by one (C, execute, typed, then execute, typed, C, ...),
+/// each with its own loop thread asleep meanwhile: the VM's noise changes
+/// from second to second, and measured one after the other, a round's C
+/// floor and MainLoop rows saw different seconds (paired ratios of 0.6–1.5
+/// within one run). Each row of a round takes its poster's share of the
+/// last measurement (`result(_:_:)`).
+///
 /// Both sides pin the poster to CPU 0 and the loop thread to a given CPU:
 /// another (the loop thread wakes from idle) or the poster's own (the
 /// poster yields while it waits, as a thread that blocks would). Left to
@@ -42,41 +50,61 @@ enum WakeLatency {
     static let samples = 2_000
     static let gapMicroseconds: Int32 = 60
 
-    /// The last run's p99 per row, for the p99 rows that follow it.
+    /// The last measurement's p50 per row, each taken once by its row.
+    nonisolated(unsafe) private static var unclaimedP50: [String: Double] = [:]
+    /// The last measurement's p99 per row, for the p99 rows that follow it.
     nonisolated(unsafe) private static var lastP99: [String: Double] = [:]
 
     /// The p99 of the samples that `name`'s row took last.
     static func p99(of name: String) -> Double { lastP99[name] ?? .nan }
 
-    /// Runs `poster` at `placement` once; the p50 in ns.
-    static func measure(_ poster: Poster, _ placement: Placement) throws -> Double {
-        let latencies: [Double]
-        switch poster {
-        case .libevent:
-            var floor = [Double](repeating: 0, count: samples)
-            precondition(raw_libevent_wake_latencies(samples, gapMicroseconds, placement.loopCPU, &floor) == 0,
-                         "a wake was lost")
-            latencies = floor
-        case .execute:
-            let thread = try loopThread(pinnedTo: placement.loopCPU)
-            let probe = Probe()
-            try probe.send { try thread.loop.execute { probe.arrived() } }
-            try thread.stopAndJoin()
-            latencies = probe.latencies
-        case .typed:
-            let thread = try loopThread(pinnedTo: placement.loopCPU)
-            let probe = Probe()
-            let channel = try onLoop(thread) { () throws(MainLoopError) in
-                try thread.loop.makeChannel(of: Int.self) { _ in probe.arrived() }
-            }
-            try probe.send { try channel.post(0) }
-            try thread.stopAndJoin()
-            latencies = probe.latencies
-        }
-        let sorted = latencies.sorted()
-        lastP99[name(poster, placement)] = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        return sorted[sorted.count / 2]
+    /// The p50 of `poster` at `placement` for this round: its share of the
+    /// last interleaved measurement if no row took it yet, else a new one.
+    static func result(_ poster: Poster, _ placement: Placement) throws -> Double {
+        let row = name(poster, placement)
+        if unclaimedP50[row] == nil { try measureAll(placement) }
+        return unclaimedP50.removeValue(forKey: row)!
     }
+
+    /// Measures the three posters at `placement`, interleaved sample by sample.
+    private static func measureAll(_ placement: Placement) throws {
+        guard let floor = raw_wake_floor_start(placement.loopCPU) else { throw WakeError.floorDidNotStart }
+        defer { raw_wake_floor_stop(floor) }
+        let executeThread = try loopThread(pinnedTo: placement.loopCPU)
+        let typedThread = try loopThread(pinnedTo: placement.loopCPU)
+        let executeProbe = Probe(), typedProbe = Probe()
+        let channel = try onLoop(typedThread) { () throws(MainLoopError) in
+            try typedThread.loop.makeChannel(of: Int.self) { _ in typedProbe.arrived() }
+        }
+        var latencies: [Poster: [Double]] = [.libevent: [], .execute: [], .typed: []]
+        benchmark_pin_current_thread(0)
+        for index in 0..<samples {
+            for step in 0..<3 {
+                switch (index + step) % 3 {
+                case 0:
+                    let latency = raw_wake_floor_sample(floor, gapMicroseconds)
+                    precondition(latency >= 0, "a wake was lost")
+                    latencies[.libevent]!.append(latency)
+                case 1:
+                    try executeProbe.sample { try executeThread.loop.execute { executeProbe.arrived() } }
+                default:
+                    try typedProbe.sample { try channel.post(0) }
+                }
+            }
+        }
+        benchmark_pin_current_thread(-1)
+        try executeThread.stopAndJoin()
+        try typedThread.stopAndJoin()
+        latencies[.execute] = executeProbe.latencies
+        latencies[.typed] = typedProbe.latencies
+        for (poster, values) in latencies {
+            let sorted = values.sorted()
+            unclaimedP50[name(poster, placement)] = sorted[sorted.count / 2]
+            lastP99[name(poster, placement)] = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        }
+    }
+
+    enum WakeError: Error { case floorDidNotStart }
 
     /// Shared between the posting thread and the loop thread: the stamp of
     /// the post in flight, whether it ran, and the latencies recorded.
@@ -93,18 +121,14 @@ enum WakeLatency {
             delivered.store(true, ordering: .releasing)
         }
 
-        /// On CPU 0: waits the gap, stamps, posts, and yields until the
-        /// post ran, `samples` times.
-        func send(_ post: () throws -> Void) rethrows {
-            benchmark_pin_current_thread(0)
-            defer { benchmark_pin_current_thread(-1) }
-            for _ in 0..<WakeLatency.samples {
-                usleep(UInt32(WakeLatency.gapMicroseconds))
-                delivered.store(false, ordering: .relaxed)
-                sentAt.store(UInt64(nowNanoseconds()), ordering: .releasing)  // exact: under 2^53 ns
-                try post()
-                while !delivered.load(ordering: .acquiring) { sched_yield() }
-            }
+        /// On the (pinned) posting thread: waits the gap, stamps, posts, and
+        /// yields until the post ran.
+        func sample(_ post: () throws -> Void) rethrows {
+            usleep(UInt32(WakeLatency.gapMicroseconds))
+            delivered.store(false, ordering: .relaxed)
+            sentAt.store(UInt64(nowNanoseconds()), ordering: .releasing)  // exact: under 2^53 ns
+            try post()
+            while !delivered.load(ordering: .acquiring) { sched_yield() }
         }
     }
 

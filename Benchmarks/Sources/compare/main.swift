@@ -167,7 +167,7 @@ let contenders: [Contender] = ([
     Contender(name: "Swift default actor, call from a global task") { ActorContenders.defaultActor(calls: million / 16) },
 ] + WakeLatency.Placement.allCases.flatMap { placement in
     WakeLatency.Poster.allCases.map { poster in
-        Contender(name: WakeLatency.name(poster, placement)) { try WakeLatency.measure(poster, placement) }
+        Contender(name: WakeLatency.name(poster, placement)) { try WakeLatency.result(poster, placement) }
     } + WakeLatency.Poster.allCases.map { poster in
         // The p99 of the samples the p50 row just took (no run of its own).
         Contender(name: WakeLatency.name(poster, placement, "p99")) { WakeLatency.p99(of: WakeLatency.name(poster, placement)) }

@@ -34,14 +34,18 @@ double raw_libevent_fd_dispatch_ns(int fds, long rounds);
 /// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), which Swift's Glibc module lacks.
 int benchmark_eventfd(void);
 /// Cross-thread wake latency, the floor: a libevent loop thread asleep on an
-/// eventfd; `samples` times the calling thread waits `gap_us` µs (so the
-/// loop is back in epoll_wait), stamps CLOCK_MONOTONIC and writes the
-/// eventfd; the callback reads it and stores now − stamp (ns) in
-/// `latencies[i]`. Returns 0, or -1 when a sample was lost.
-/// The poster runs on CPU 0 and the loop thread on CPU `loop_cpu` (see
-/// `benchmark_pin_current_thread`); the poster yields while it waits, so a
-/// loop thread on its CPU can run.
-int raw_libevent_wake_latencies(long samples, int gap_us, int loop_cpu, double *latencies);
+/// eventfd, pinned to CPU `loop_cpu` (see `benchmark_pin_current_thread`).
+/// NULL when the thread could not start.
+struct raw_wake_floor;
+struct raw_wake_floor *raw_wake_floor_start(int loop_cpu);
+/// One sample, on the calling thread: waits `gap_us` µs (so the loop is back
+/// in epoll_wait), stamps CLOCK_MONOTONIC and writes the eventfd; the
+/// callback reads it and takes now − stamp; returns that (ns), or -1 when
+/// the write failed. The caller yields while it waits, so a loop thread on
+/// its CPU can run.
+double raw_wake_floor_sample(struct raw_wake_floor *floor, int gap_us);
+/// Stops the loop thread, joins it and frees everything.
+void raw_wake_floor_stop(struct raw_wake_floor *floor);
 /// Pins the calling thread to `cpu` (modulo the CPUs online), or lets it run
 /// on every CPU again when `cpu` is negative. The wake benchmarks pin the
 /// poster and the loop thread to different CPUs: left to the scheduler, a
