@@ -37,12 +37,12 @@ public final class MainLoopExecutor: SerialExecutor, TaskExecutor, @unchecked Se
     /// Queues `job` on the loop (from any thread).
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        // One enqueue serves both roles: the job runs isolated to this
-        // serial executor and with this task executor preferred.
-        let serial = asUnownedSerialExecutor(), preferred = asUnownedTaskExecutor()
         do {
-            try channel.postFromAnyThread(Job { job.runSynchronously(isolatedTo: serial, taskExecutor: preferred) })
+            // One enqueue serves both roles: the job runs isolated to this
+            // serial executor and with this task executor preferred (`Job.run`).
+            try channel.postFromAnyThread(.task(job, .passUnretained(self)))
         } catch {
+            let serial = asUnownedSerialExecutor(), preferred = asUnownedTaskExecutor()
             // The loop is shut down. On its thread the job still runs
             // isolated (nothing else runs there concurrently): that is how a
             // task whose sleep the shutdown ended gets its error. From another

@@ -169,14 +169,14 @@ public final class MainRunLoop: @unchecked Sendable {
     /// priority. Safe from any thread.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
     public func execute(priority: LoopPriority = .app, _ work: @escaping @Sendable () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postFromAnyThread(Job(run: work))
+        try jobChannels[priority.rawValue].postFromAnyThread(.closure(work))
     }
 
     /// Runs `work` on the loop thread, like ``execute(priority:_:)``, for
     /// callers already on the loop thread whose work need not be Sendable.
     /// - Precondition: called on the loop thread.
     public func executeInLoop(priority: LoopPriority = .app, _ work: @escaping () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postInLoop(Job(run: work))
+        try jobChannels[priority.rawValue].postInLoop(.closure(work))
     }
 
     /// Creates a typed channel: values posted to it are handed to `handler`
@@ -450,9 +450,30 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 }
 
-/// A posted closure. Wrapping it in a struct keeps the closure in its
-/// natural form inside the generic ring buffer; stored bare as a generic
-/// `() -> Void` it would be re-wrapped in a thunk, one allocation per post.
-struct Job {
-    let run: () -> Void
+/// Work on a loop's job channels: a posted closure, or a Swift concurrency
+/// job for the loop's executor. A closure in an enum case keeps its natural
+/// form inside the generic ring buffer (stored bare as a generic
+/// `() -> Void` it would be re-wrapped in a thunk, one allocation per post).
+/// An executor job is carried as itself: wrapped in a closure, every actor
+/// hop onto the loop allocated (and the loop freed) a context.
+enum Job {
+    /// `execute`'s work.
+    case closure(() -> Void)
+    /// A job enqueued on the loop's executor, which the loop owns (so the
+    /// view stays valid while the job is queued).
+    case task(UnownedJob, Unmanaged<MainLoopExecutor>)
+
+    func run() {
+        switch self {
+        case .closure(let work):
+            work()
+        case .task(let job, let executor):
+            executor._withUnsafeGuaranteedRef { executor in
+                // Both roles, as enqueued: isolated to this serial executor,
+                // with this task executor preferred.
+                job.runSynchronously(isolatedTo: executor.asUnownedSerialExecutor(),
+                                     taskExecutor: executor.asUnownedTaskExecutor())
+            }
+        }
+    }
 }
