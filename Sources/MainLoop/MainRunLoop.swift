@@ -80,8 +80,13 @@ public final class MainRunLoop: @unchecked Sendable {
     /// libevent's own (microsecond) timeout woke the loop for the timers
     /// instead: 0 on a healthy system. Loop thread only.
     public var timerArmFailures: Int { timers.armFailures }
-    /// One job channel per priority (index = raw value). Immutable after init.
-    private var jobChannels: [EventChannel<Job>] = []
+    /// One job channel per priority (index = raw value). Immutable after
+    /// init (hence no dynamic exclusivity check: `execute` paid one, and a
+    /// retain and release of the channel, on every call).
+    @exclusivity(unchecked) private var jobChannels: [EventChannel<Job>] = []
+    /// Views of `jobChannels`, which owns them, read by `execute` without
+    /// counting a reference.
+    @exclusivity(unchecked) private var jobChannelViews: [Unmanaged<EventChannel<Job>>] = []
     /// Wakes the loop for `stop()` from another thread.
     private let controlFD: Int32
     private var controlEvent: OpaquePointer?
@@ -144,6 +149,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 let channel = try EventChannel<Job>(core: core, priority: priority, handler: { $0.run() },
                                                             drainer: EventChannel.drain, receiver: EventChannel.receive)
                 jobChannels.append(channel)
+                jobChannelViews.append(.passUnretained(channel))
                 core.registered[ObjectIdentifier(channel)] = channel
             }
         } catch {
@@ -169,14 +175,22 @@ public final class MainRunLoop: @unchecked Sendable {
     /// priority. Safe from any thread.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
     public func execute(priority: LoopPriority = .app, _ work: @escaping @Sendable () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postFromAnyThread(.closure(work))
+        var failure: MainLoopError?
+        jobChannelViews[priority.rawValue]._withUnsafeGuaranteedRef { channel in
+            do throws(MainLoopError) { try channel.postFromAnyThread(.closure(work)) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Runs `work` on the loop thread, like ``execute(priority:_:)``, for
     /// callers already on the loop thread whose work need not be Sendable.
     /// - Precondition: called on the loop thread.
     public func executeInLoop(priority: LoopPriority = .app, _ work: @escaping () -> Void) throws(MainLoopError) {
-        try jobChannels[priority.rawValue].postInLoop(.closure(work))
+        var failure: MainLoopError?
+        jobChannelViews[priority.rawValue]._withUnsafeGuaranteedRef { channel in
+            do throws(MainLoopError) { try channel.postInLoop(.closure(work)) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Creates a typed channel: values posted to it are handed to `handler`
