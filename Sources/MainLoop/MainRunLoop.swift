@@ -175,20 +175,24 @@ public final class MainRunLoop: @unchecked Sendable {
     /// priority. Safe from any thread.
     /// - Throws: ``MainLoopError/shutDown`` after the loop was shut down.
     public func execute(priority: LoopPriority = .app, _ work: @escaping @Sendable () -> Void) throws(MainLoopError) {
-        var failure: MainLoopError?
-        jobChannelViews[priority.rawValue]._withUnsafeGuaranteedRef { channel in
-            do throws(MainLoopError) { try channel.postFromAnyThread(.closure(work)) } catch { failure = error }
-        }
-        if let failure { throw failure }
+        try withJobChannel(priority) { channel throws(MainLoopError) in try channel.postFromAnyThread(.closure(work)) }
     }
 
     /// Runs `work` on the loop thread, like ``execute(priority:_:)``, for
     /// callers already on the loop thread whose work need not be Sendable.
     /// - Precondition: called on the loop thread.
     public func executeInLoop(priority: LoopPriority = .app, _ work: @escaping () -> Void) throws(MainLoopError) {
+        try withJobChannel(priority) { channel throws(MainLoopError) in try channel.postInLoop(.closure(work)) }
+    }
+
+    /// Runs `body` on the job channel of `priority`, borrowed through its
+    /// view (no reference counted; `jobChannels` owns it).
+    @inline(__always)
+    private func withJobChannel(_ priority: LoopPriority,
+                                _ body: (EventChannel<Job>) throws(MainLoopError) -> Void) throws(MainLoopError) {
         var failure: MainLoopError?
         jobChannelViews[priority.rawValue]._withUnsafeGuaranteedRef { channel in
-            do throws(MainLoopError) { try channel.postInLoop(.closure(work)) } catch { failure = error }
+            do throws(MainLoopError) { try body(channel) } catch { failure = error }
         }
         if let failure { throw failure }
     }
