@@ -79,7 +79,9 @@ private let remoteTrampoline: event_callback_fn = { _, _, context in
 public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     @usableFromInline
     struct Inbox {
-        @usableFromInline var items = RemoteBatch<Value>()
+        /// Posted from other threads, not received yet. A ring the loop
+        /// swaps with its `spare` and moves from bitwise (``RingBuffer/moveAll(from:)``).
+        @usableFromInline var items = RingBuffer<Value>(initialCapacity: 1)
         @usableFromInline var wakePending = false
         @usableFromInline var closed = false
         @usableFromInline init() {}
@@ -101,7 +103,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     /// (``hasPendingEvents``), so checking costs one atomic load.
     @usableFromInline let remotePending = Atomic<Bool>(false)
     /// The batch swapped with the inbox's; loop thread only.
-    @exclusivity(unchecked) @usableFromInline var spare = RemoteBatch<Value>()
+    @exclusivity(unchecked) @usableFromInline var spare = RingBuffer<Value>(initialCapacity: 1)
     /// Written by remote posters (once per batch), read by the loop.
     @usableFromInline let wakeFD: Int32
     private var drainEvent: OpaquePointer?

@@ -44,28 +44,35 @@ final class RingBuffer<Element> {
         return element
     }
 
-    /// Drops every element (they are deinitialized, not run).
-    /// Moves every event of `batch` to the back of the queue, in order,
-    /// and leaves `batch` empty: a bitwise move, no reference counted.
+    /// Moves every element of `source` to the back of this queue, in
+    /// order, and leaves `source` empty: a bitwise move, no reference
+    /// counted. A channel's posts from other threads collect in one ring
+    /// and move into the loop's this way (copied out of an array, each was
+    /// retained, then released with the array's contents).
     @inlinable
-    func moveAll(from batch: RemoteBatch<Element>) {
-        let incoming = batch.count
+    func moveAll(from source: RingBuffer<Element>) {
+        let incoming = source.count
         if incoming == 1 {
-            // The common batch of a wake-up: one event, without the two
-            // bulk moves' calls (58 instructions for one event).
-            append(batch.storage.move())
-            batch.count = 0
-            return
+            // The common batch of a wake-up: one element, without the bulk
+            // moves' calls (58 instructions for one element).
+            append((source.storage + source.head).move())
+        } else {
+            while count &+ incoming > mask &+ 1 { grow() }
+            var moved = 0
+            while moved < incoming {
+                // Up to the end of whichever block wraps first.
+                let from = (source.head &+ moved) & source.mask, to = (head &+ count &+ moved) & mask
+                let run = min(incoming &- moved, source.mask &+ 1 &- from, mask &+ 1 &- to)
+                (storage + to).moveInitialize(from: source.storage + from, count: run)
+                moved &+= run
+            }
+            count &+= incoming
         }
-        while count &+ incoming > mask &+ 1 { grow() }
-        let tail = (head &+ count) & mask
-        let firstRun = min(incoming, mask &+ 1 &- tail)
-        (storage + tail).moveInitialize(from: batch.storage, count: firstRun)
-        storage.moveInitialize(from: batch.storage + firstRun, count: incoming &- firstRun)
-        count &+= incoming
-        batch.count = 0
+        source.head = 0
+        source.count = 0
     }
 
+    /// Drops every element (they are deinitialized, not run).
     @usableFromInline
     func removeAll() {
         while count > 0 { _ = popFirst() }

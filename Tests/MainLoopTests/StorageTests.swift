@@ -49,18 +49,24 @@ import TestSupport
         #expect(counter.destroyed == 160)
     }
 
-    /// A received batch is moved into the queue behind what it holds, in
-    /// order, whatever the queue's wrap point and however much it must
-    /// grow, and the batch is left empty and reusable.
-    @Test func aBatchMovedIntoTheRingKeepsPostOrderAcrossWraparoundAndGrowth() {
+    /// A batch (a ring of posts from other threads) moves into the queue
+    /// behind what it holds, in order, whatever either ring's wrap point
+    /// and however much the queue must grow, and is left empty and reusable.
+    @Test func aRingMovedIntoAnotherKeepsOrderAcrossWraparoundAndGrowth() {
         let ring = RingBuffer<Int>(initialCapacity: 4)
-        let batch = RemoteBatch<Int>(initialCapacity: 1)
+        let batch = RingBuffer<Int>(initialCapacity: 1)
         var model: [Int] = []
         var random = SeededRandom(state: 23)
         var next = 0
         for _ in 0..<2_000 {
             switch Int.random(in: 0..<3, using: &random) {
             case 0:
+                // The batch's head moved first (an append and a pop each),
+                // so its contents often wrap around its block too.
+                for _ in 0..<Int.random(in: 0..<64, using: &random) {
+                    batch.append(-1)
+                    _ = batch.popFirst()
+                }
                 for _ in 0..<Int.random(in: 0..<40, using: &random) {
                     batch.append(next)
                     model.append(next)
@@ -83,13 +89,14 @@ import TestSupport
         #expect(model.isEmpty)
     }
 
-    /// Events moved from a batch are destroyed once, by the queue; events
-    /// left in a batch (a closed channel's) once, by the batch.
-    @Test func aBatchAndTheRingDestroyEveryElementExactlyOnce() {
+    /// Elements moved from one ring to another are destroyed once, by the
+    /// ring they moved to; elements left in a batch (a closed channel's)
+    /// once, by the batch.
+    @Test func aMovedRingDestroysEveryElementExactlyOnce() {
         let counter = Tracked.Counter()
         do {
             let ring = RingBuffer<Tracked>(initialCapacity: 2)
-            let batch = RemoteBatch<Tracked>(initialCapacity: 2)
+            let batch = RingBuffer<Tracked>(initialCapacity: 1)
             for index in 0..<50 { batch.append(Tracked(index, counter)) }
             ring.moveAll(from: batch)
             #expect(counter.destroyed == 0, "a move destroys nothing")
@@ -98,9 +105,12 @@ import TestSupport
             for index in 0..<30 { batch.append(Tracked(index, counter)) }
             batch.removeAll()
             #expect(counter.destroyed == 50)
+            batch.append(Tracked(0, counter))
+            ring.moveAll(from: batch)                                      // the one-element path
+            #expect(counter.destroyed == 50 && ring.count == 31)
             for index in 0..<5 { batch.append(Tracked(index, counter)) }   // left for the batch's deinit
         }
-        #expect(counter.destroyed == 85)
+        #expect(counter.destroyed == 86)
     }
 
     @Test func timerHeapOrdersByDeadlineThenInsertionAcrossGrowth() {
