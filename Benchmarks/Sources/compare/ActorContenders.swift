@@ -47,15 +47,10 @@ enum ActorContenders {
         }
     }
 
-    /// The mean cost of a call to an actor on `loop.executor` and of one to
-    /// an actor on a SwiftNIO loop's executor, measured together: one task
-    /// alternates the two calls (which goes first alternates too) and times
-    /// each, so both see the same seconds of the VM. Measured one after
-    /// the other, a round's two rows saw different seconds and their paired
-    /// ratio moved 0.77–1.50 within one run. Each row of a round takes its
-    /// share of the last measurement (`result(_:calls:group:)`).
+    /// Which executor-bound actor a row measures.
     enum Side: CaseIterable { case mainLoop, nio }
 
+    /// The last measurement's ns per call for each side, each taken once by its row.
     nonisolated(unsafe) private static var unclaimed: [Side: Double] = [:]
 
     /// The ns per call of `side` for this round: its share of the last
@@ -65,6 +60,12 @@ enum ActorContenders {
         return unclaimed.removeValue(forKey: side)!
     }
 
+    /// The mean cost of a call to an actor on `loop.executor` and of one to
+    /// an actor on a SwiftNIO loop's executor, measured together: one task
+    /// alternates the two calls (which goes first alternates too) and times
+    /// each, so both see the same seconds of the VM. Measured one after
+    /// the other, a round's two rows saw different seconds and their paired
+    /// ratio moved 0.77–1.50 within one run.
     private static func measureBoth(calls: Int, group: MultiThreadedEventLoopGroup) throws {
         let thread = try LoopThread.start()
         let onLoop = ExecutorBoundCounter(executor: thread.loop.executor)
