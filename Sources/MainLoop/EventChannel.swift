@@ -17,6 +17,13 @@ public class ChannelBase: LoopRegistered {
     }
 
     func drainLocal() {}
+    /// Runs the drain as the loop runs every callback: measured by the
+    /// loop's monitor when it has one. The drain event's callback and a
+    /// wake-up's batch (``drainReceivedNow()``) both come here.
+    final func runDrain() {
+        guard let monitor = core.monitor else { return drainLocal() }
+        monitor.measure(.postedWork, priority) { drainLocal() }
+    }
     /// Moves what other threads posted into the queue; true when the queue
     /// now holds events and no drain is scheduled (the caller runs one).
     func receiveRemote() -> Bool { false }
@@ -31,10 +38,7 @@ public class ChannelBase: LoopRegistered {
 // Borrowed, not retained: the registry holds the channel, and a channel
 // closed by its own handler stays alive until the loop's janitor runs.
 private let drainTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { channel in
-        guard let monitor = channel.core.monitor else { return channel.drainLocal() }
-        monitor.measure(.postedWork, channel.priority) { channel.drainLocal() }
-    }
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.runDrain() }
 }
 
 // A wake-up from another thread runs the batch it received in the same
@@ -196,8 +200,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         // the drain balances both and clears `drainScheduled` when it ends.
         drainScheduled = true
         core.drainActivated(priority)
-        guard let monitor = core.monitor else { return drainLocal() }
-        monitor.measure(.postedWork, priority) { drainLocal() }
+        runDrain()
     }
     override var queuedCount: Int { ring.count + inbox.withLock { $0.items.count } }
 
