@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
         .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
         .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),
-        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "SystemBus", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "SystemBus", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "TestSupport",
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",

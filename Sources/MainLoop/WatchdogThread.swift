@@ -83,14 +83,12 @@ final class WatchdogThread: @unchecked Sendable {
 
     /// Called with `mutex` held.
     private func startThread() -> Bool {
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
+        let status = HelperThread.startDetached(context: Unmanaged.passUnretained(self).toOpaque()) { raw in
             // `shared` lives for the process, so the thread needs no retain.
             let watchdog = Unmanaged<WatchdogThread>.fromOpaque(raw!).takeUnretainedValue()
             watchdog.watch()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }
         guard status == 0 else { return false }
-        pthread_detach(thread)
         started = true
         return true
     }

@@ -126,7 +126,11 @@ public final class ServiceRunner {
     /// is exiting: a repeated SIGTERM or SIGINT must not end it with 143 or
     /// 130 (nor SIGHUP with 129, nor SIGTSTP stop it), so those signals are
     /// ignored from now on. Called by ``run()``; call it yourself if you run
-    /// the loop yourself.
+    /// the loop yourself. Threads of your own must block SIGTERM and
+    /// SIGINT (start them with the signals blocked), as MainLoop's helper
+    /// threads and libdispatch's do: a signal the kernel hands such a
+    /// thread while the handlers are removed would end the process with
+    /// the default action.
     public func finish() throws {
         memoryPressure?.stop()
         try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {
@@ -161,10 +165,13 @@ public final class ServiceRunner {
     }
 
     /// Removing a libevent signal source restores the default action, so
-    /// the signals are blocked on this thread (the only one that takes
-    /// them: libdispatch's threads block them), handed back by
+    /// the signals are blocked on this thread, handed back by
     /// `removeSources`, set to be ignored (which discards one pending
-    /// meanwhile), and unblocked.
+    /// meanwhile), and unblocked. This thread must be the only one that
+    /// can take them then: libdispatch's threads block them, and so do the
+    /// helper threads MainLoop starts (`HelperThread`). A thread of the
+    /// app's own that does not block them could take one in that window
+    /// and end the process with the default action.
     static func ignoreWhileExiting(_ signals: [Int32], removeSources: () throws -> Void) throws {
         var exiting = sigset_t()
         sigemptyset(&exiting)

@@ -39,7 +39,6 @@ public final class BoundedOutputPump: @unchecked Sendable {
     @exclusivity(unchecked) private var finishing = false
     @exclusivity(unchecked) private var broken = false
     @exclusivity(unchecked) private var dropped = 0
-    private var thread = pthread_t()
 
     /// Starts the writer thread for `descriptor`.
     ///
@@ -72,14 +71,16 @@ public final class BoundedOutputPump: @unchecked Sendable {
         pthread_cond_init(changed, &attributes)
         pthread_condattr_destroy(&attributes)
         let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { raw in
+        // Detached: finish() waits for the queue, not the thread. Started
+        // with the signals blocked (HelperThread says why), SIGPIPE among
+        // them: a reader that went away makes write() fail with EPIPE
+        // instead of killing the process.
+        let status = HelperThread.startDetached(context: context) { raw in
             let pump = Unmanaged<BoundedOutputPump>.fromOpaque(raw!).takeRetainedValue()
             pump.drain()
             return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)  // finish() waits for the queue, not the thread
-        } else {
+        }
+        if status != 0 {
             // No thread: write synchronously is what must not happen, so
             // everything is dropped and counted instead.
             Unmanaged<BoundedOutputPump>.fromOpaque(context).release()
@@ -192,13 +193,6 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// `write` calls as the descriptor takes (blocking, outside the lock),
     /// and repeats until finished.
     private func drain() {
-        // A reader that went away makes write() fail with EPIPE; SIGPIPE,
-        // directed at this thread, stays blocked here instead of killing
-        // the process.
-        var pipeSignal = sigset_t()
-        sigemptyset(&pipeSignal)
-        sigaddset(&pipeSignal, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
         var batch: [UInt8] = []
         var lingered = false
         pthread_mutex_lock(mutex)

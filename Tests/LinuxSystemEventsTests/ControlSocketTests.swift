@@ -40,7 +40,9 @@ final class RunningService: @unchecked Sendable {
             self.host = host
             ready.signal()
         }
-        ready.wait()
+        guard ready.wait(timeout: .now() + 30) == .success else {
+            throw TestFailure("the loop thread did not start the service host within 30 s")
+        }
     }
 
     func stop() {
@@ -50,7 +52,12 @@ final class RunningService: @unchecked Sendable {
             self.host = nil
             done.signal()
         }
-        done.wait()
+        // A loop thread that never got there is left behind (joining it
+        // would hang the run); the test fails, named.
+        guard done.wait(timeout: .now() + 30) == .success else {
+            Issue.record("the loop thread did not shut the service host down within 30 s")
+            return
+        }
         #expect(throws: Never.self) { try thread.stopAndJoin() }
     }
 

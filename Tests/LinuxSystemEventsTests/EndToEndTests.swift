@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// `mainloop run` as a real process, driven by `mainloop ctl` and
 /// `mainloop defaults` processes and real file changes.
@@ -61,8 +62,8 @@ import Testing
         #expect(notifications[2]["locale"] == "ja_JP" && notifications[2]["merged"] == 2)
 
         service.terminate()  // SIGTERM
-        service.waitUntilExit()
-        #expect(service.terminationStatus == 0)
+        #expect(service.waitForExit(), "the service did not exit within 60 s of SIGTERM")
+        #expect(service.statusIfEnded == 0)
         #expect(observations().suffix(2).compactMap { $0["callback"] ?? $0["state"] } == ["willTerminate", "notRunning"])
         #expect(!FileManager.default.fileExists(atPath: socket), "the socket file is removed on exit")
     }
@@ -77,7 +78,10 @@ import Testing
         service.standardOutput = FileHandle.nullDevice
         service.standardError = FileHandle.nullDevice
         try service.run()
-        defer { service.terminate(); service.waitUntilExit() }
+        defer {
+            service.terminate()
+            #expect(service.waitForExit(), "the service did not exit within 60 s of SIGTERM")
+        }
         #expect(eventually { FileManager.default.fileExists(atPath: socket) })
         let launch = try BuiltTool.run(["ctl", "--socket", socket, "launch"])
         #expect(launch.status == 1)

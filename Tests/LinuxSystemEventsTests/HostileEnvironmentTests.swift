@@ -3,6 +3,7 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// Issue 17: the service's *environment* turned hostile: the files it
 /// watches, the pipe its logs go to, the variables and values other
@@ -147,7 +148,7 @@ import Testing
                 s.close()
             """]
         try flood.run()
-        flood.waitUntilExit()
+        #expect(flood.waitForExit(), "the connection flood did not end within 60 s")
         var defaults = JSONObject()
         for index in 0..<100_000 { defaults["k\(index)"] = .number(Double(index)) }
         writeFile(directory.file("d.json"), JSONValue.object(defaults).jsonText)
@@ -232,7 +233,7 @@ import Testing
         let dead = Process()
         dead.executableURL = URL(fileURLWithPath: "/bin/true")
         try dead.run()
-        dead.waitUntilExit()
+        #expect(dead.waitForExit())
         let deadPID = dead.processIdentifier
         let metrics = directory.file("metrics.prom")
         let deadTemporary = metrics + ".tmp-\(deadPID)-42"
@@ -266,8 +267,8 @@ import Testing
         process.arguments = ["defaults", "--file", "\(component)/nested/d.json", "write", "k", "1"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(process.waitForExit())
+        #expect(process.statusIfEnded == 0)
         #expect(FileManager.default.fileExists(atPath: directory.file("\(component)/nested/d.json")))
         #expect(!FileManager.default.fileExists(atPath: "/" + component), "nothing was created at /")
         let home = TemporaryDirectory()
@@ -277,8 +278,8 @@ import Testing
         relative.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         relative.environment = ["XDG_CONFIG_HOME": component + "-xdg", "HOME": home.path]
         try relative.run()
-        relative.waitUntilExit()
-        #expect(relative.terminationStatus == 0)
+        #expect(relative.waitForExit())
+        #expect(relative.statusIfEnded == 0)
         #expect(FileManager.default.fileExists(atPath: home.file(".config/mainloop/mainloop.json")),
                 "the relative XDG_CONFIG_HOME was ignored for $HOME/.config")
         #expect(!FileManager.default.fileExists(atPath: "/" + component + "-xdg"))

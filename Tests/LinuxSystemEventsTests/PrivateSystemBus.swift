@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A private system bus for tests: a real `dbus-daemon` with a config of
 /// the test's own, and python-dbusmock's templates (Debian's
@@ -89,7 +90,6 @@ final class PrivateSystemBus {
     private static func stop(_ process: Process) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
-        if !eventually(timeout: 5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.waitForExit(within: 5)
     }
 }

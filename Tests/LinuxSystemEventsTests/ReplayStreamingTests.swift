@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// SPEC revision 3 (issue 17): `mainloop replay` streams its output, with
 /// no cap of its own, in memory that does not grow with the output.
@@ -42,8 +43,8 @@ import Testing
             tail = Array((tail + buffer[0..<count]).suffix(200))
         }
         close(descriptors[0])
-        var status: Int32 = 0
-        #expect(waitpid(pid, &status, 0) == pid)
+        let (status, inTime) = reap(pid)
+        #expect(inTime, "the replay did not exit within 60 s of closing its output")
         #expect(status == 0, "exit status \(status)")
         #expect(lines == 1_000_000 + 6, "every line was printed: \(lines)")
         #expect(String(decoding: tail, as: UTF8.self).contains(#""input":"x""#), "the last line is the input")

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import MainLoopKit
 import MainLoopJSON
 
@@ -44,11 +45,12 @@ final class ServiceProcess {
          "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
     }
 
-    /// SIGTERM, then the exit status (or a signal's 128 + number).
+    /// SIGTERM, then the exit status (or a signal's number). A service
+    /// that has not exited 60 s later is killed and reported as -1.
     func terminate() -> Int32 {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard process.waitForExit(), let status = process.statusIfEnded else { return -1 }
+        return status
     }
 
     /// The first `ok` reply to `{"query":"state"}` within `seconds`, asked

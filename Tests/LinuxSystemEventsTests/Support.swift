@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A fresh temporary directory, removed on deinit.
 final class TemporaryDirectory {
@@ -57,12 +58,22 @@ func runToCompletion(_ executable: String, _ arguments: [String], environment: [
 
 /// Runs a configured process to completion: its status, stdout and stderr
 /// (stderr is drained on a thread of its own, so neither pipe can fill and
-/// stall the child).
-func runToCompletion(_ process: Process) throws -> (status: Int32, output: String, error: String) {
+/// stall the child). A child still running after `timeout` seconds is
+/// killed (SIGKILL, status 9), and its stderr says so: a hung child fails
+/// its test instead of hanging the run.
+func runToCompletion(_ process: Process, timeout: Double = 60) throws -> (status: Int32, output: String, error: String) {
     let output = Pipe(), error = Pipe()
     process.standardOutput = output
     process.standardError = error
     try process.run()
+    let timedOut = Locked(false)
+    let watchdog = DispatchWorkItem {
+        guard process.isRunning else { return }
+        timedOut.mutate { $0 = true }
+        kill(process.processIdentifier, SIGKILL)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+    defer { watchdog.cancel() }
     let errorText = Locked(Data())
     let drained = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
@@ -72,8 +83,11 @@ func runToCompletion(_ process: Process) throws -> (status: Int32, output: Strin
     }
     let out = output.fileHandleForReading.readDataToEndOfFile()
     drained.wait()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: errorText.value, as: UTF8.self))
+    process.waitForExit(within: 10)
+    var errors = String(decoding: errorText.value, as: UTF8.self)
+    if timedOut.value { errors += "\n(killed by the test: still running after \(timeout) s)" }
+    guard let status = process.statusIfEnded else { return (-1, String(decoding: out, as: UTF8.self), errors + "\n(no exit seen)") }
+    return (status, String(decoding: out, as: UTF8.self), errors)
 }
 
 /// Polls `condition` up to `timeout` seconds.

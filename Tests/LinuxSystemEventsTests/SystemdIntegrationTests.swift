@@ -6,6 +6,7 @@ import Logging
 import MainLoop
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// A value shared between the test thread and others, behind a lock.
 final class Locked<Value>: @unchecked Sendable {
@@ -114,7 +115,7 @@ final class Locked<Value>: @unchecked Sendable {
             blocking.signal()
             usleep(1_200_000)
         }
-        blocking.wait()
+        try #require(blocking.wait(timeout: .now() + 30) == .success, "the loop ran the blocking callback")
         // Pings sent before the block began are already queued on the
         // socket (an AF_UNIX datagram is delivered by sendto): drop them.
         _ = listener.collect(for: 0.05)
@@ -179,8 +180,8 @@ final class Locked<Value>: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(process.waitForExit())
+        #expect(process.statusIfEnded == 0)
         let ours = text.split(separator: "\n").filter { $0.contains("mainloop.") }
         #expect(ours.isEmpty, "systemd-analyze: \(ours)")
     }
@@ -196,24 +197,31 @@ final class Locked<Value>: @unchecked Sendable {
         let activator = try #require(Self.activator, "systemd-socket-activate is installed by scripts/setup.sh")
         let directory = TemporaryDirectory()
         let socketPath = directory.file("activated.sock")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activator)
-        process.arguments = ["-l", socketPath, "--fdname=control", BuiltTool.path, "run",
-                             "--defaults-file", directory.file("d.json"), "--locale-file", directory.file("locale"),
-                             "--zone-file", directory.file("localtime")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        // Not through Foundation's `Process`: systemd-socket-activate closes
+        // every descriptor it inherits, the one Foundation learns of a
+        // child's exit through among them, and Foundation's one thread that
+        // reaps children would then block in waitpid() on it until it
+        // exits: no other test's `Process` would be seen to end meanwhile.
+        let pid = try spawnWithDefaultSignals(activator, ["-l", socketPath, "--fdname=control", BuiltTool.path, "run",
+                                                          "--defaults-file", directory.file("d.json"),
+                                                          "--locale-file", directory.file("locale"),
+                                                          "--zone-file", directory.file("localtime")])
+        var reaped = false
+        defer {
+            if !reaped {
+                kill(pid, SIGTERM)
+                _ = exitStatus(of: pid)
+            }
+        }
         #expect(eventually { access(socketPath, F_OK) == 0 }, "systemd-socket-activate listens")
         // The first connection starts mainloop on fd 3; it answers on the
         // socket it did not bind.
         let reply = try ControlClient.send(["query": "state"], to: socketPath)
         #expect(reply["ok"] == .bool(true) && reply["state"] == .string("active"))
         #expect(try ControlClient.send(["lifecycle": "home"], to: socketPath)["state"] == .string("suspended"))
-        process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        kill(pid, SIGTERM)
+        reaped = true
+        #expect(exitStatus(of: pid) == 0)
         #expect(access(socketPath, F_OK) == 0, "the socket file is systemd's: mainloop does not remove it")
     }
 

@@ -25,12 +25,14 @@ public enum BuiltExecutable {
         process.standardOutput = output
         process.standardError = error
         try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        // SIGKILL, not SIGTERM: a hung child may not answer SIGTERM.
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitForExit(within: 10)
         watchdog.cancel()
+        guard !process.isRunning else { return (-SIGKILL, String(decoding: out, as: UTF8.self), "still running after SIGKILL") }
         let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
         return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
