@@ -70,6 +70,16 @@ import Testing
             close(fds[end])
             fds[end] = high
         }
+        // The pipe starts full. Otherwise, on a loaded machine, the writer
+        // thread may get so little time while the lines are written that all
+        // it accepted fits in the pipe's 64 KiB, and finishing then rightly
+        // finds nothing left (this failed once with CI running beside it).
+        let flags = fcntl(fds[1], F_GETFL)
+        #expect(fcntl(fds[1], F_SETFL, flags | O_NONBLOCK) == 0)
+        let filler = [UInt8](repeating: 0x2e, count: 4096)
+        while write(fds[1], filler, filler.count) > 0 {}
+        #expect(errno == EAGAIN)
+        #expect(fcntl(fds[1], F_SETFL, flags) == 0)
         let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 4096)
         let start = Date()
         var accepted = 0

@@ -87,9 +87,12 @@ final class PrivateSystemBus {
         try busctl(["call", service, path, "org.freedesktop.DBus.Mock", method, signature] + arguments)
     }
 
+    /// SIGKILL: Foundation's `Process` starts its children with the
+    /// signals blocked, so dbus-daemon and the mocks never see a SIGTERM
+    /// (each stop used to wait 5 s for nothing before killing them).
     private static func stop(_ process: Process) {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitForExit(within: 5)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitForExit(within: 10)
     }
 }
