@@ -171,18 +171,24 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
             try enqueueOnLoopThread(value)
             return
         }
-        let fd = wakeFD
-        try inbox.withLock { (inbox: inout Inbox) throws(MainLoopError) in
+        let mustWake = try inbox.withLock { (inbox: inout Inbox) throws(MainLoopError) -> Bool in
             guard !inbox.closed else { throw .shutDown }
             inbox.items.append(value)
             remotePending.store(true, ordering: .releasing)
-            guard !inbox.wakePending else { return }
+            guard !inbox.wakePending else { return false }
             inbox.wakePending = true
-            // One eventfd write per batch. It happens under the lock so that
-            // shutdown cannot close the fd between the check and the write.
-            var one: UInt64 = 1
-            _ = write(fd, &one, 8)
+            return true
         }
+        // One eventfd write per batch, after the lock is released: a loop
+        // thread woken on another CPU then does not find the lock still
+        // held. The fd stays open until the channel is freed (`deinit`, not
+        // `close()`), and the caller holds the channel while it posts, so
+        // this write cannot reach a descriptor reused for something else.
+        // A write that comes after the loop already took this batch (it
+        // reads the fd before it swaps) only wakes it once for nothing.
+        guard mustWake else { return }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
     }
 
     @usableFromInline
@@ -290,8 +296,13 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         drainEvent = nil
         wakeEvent = nil
         ring.removeAll()
-        Glibc.close(wakeFD)
     }
+
+    /// The eventfd is closed here, not in ``close()`` or at shutdown: a
+    /// poster on another thread whose post was accepted just before may
+    /// still write it after the lock (see `postFromAnyThread`), and it
+    /// holds the channel while it does.
+    deinit { Glibc.close(wakeFD) }
 }
 
 extension EventChannel where Value: Sendable {
