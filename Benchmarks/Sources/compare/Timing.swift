@@ -1,4 +1,5 @@
 import Glibc
+import Foundation
 
 /// Monotonic nanoseconds.
 func nowNanoseconds() -> Double {
@@ -44,4 +45,13 @@ func median(rounds: Int, _ measure: () throws -> Double) rethrows -> Double {
     for _ in 0..<rounds { samples.append(try measure()) }
     samples.sort()
     return samples[samples.count / 2]
+}
+
+/// Writes `text` to standard error after flushing standard output. Both
+/// often go to one file (`compare … > log 2>&1`), where stdout is
+/// block-buffered and stderr is not: unflushed, a stderr line (the missed
+/// targets, say) landed in the middle of a table row.
+func writeToStandardError(_ text: String) {
+    fflush(nil)  // every output stream: standard output among them
+    FileHandle.standardError.write(Data(text.utf8))
 }

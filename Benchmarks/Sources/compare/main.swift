@@ -188,7 +188,7 @@ for round in 1...rounds {
         let value = try contender.run()
         samples[contender.name, default: []].append(value)
         if !json {
-            FileHandle.standardError.write(Data("round \(round)/\(rounds) \(contender.name): \(String(format: "%.1f", value)) ns\n".utf8))
+            writeToStandardError("round \(round)/\(rounds) \(contender.name): \(String(format: "%.1f", value)) ns\n")
         }
     }
 }
@@ -215,7 +215,7 @@ if json {
                              "earliest": .number(lateness.earliest), "p50": .number(lateness.p50),
                              "p99": .number(lateness.p99), "worst": .number(lateness.worst)]
     // Every stdout line is a comparison row; the lateness summary goes to stderr.
-    FileHandle.standardError.write(Data((timers.jsonText + "\n").utf8))
+    writeToStandardError(timers.jsonText + "\n")
 } else {
     print("Timer lateness, \(lateness.samples) one-shot timers 1 ms apart on the real clock (µs late; negative = early):")
     print(String(format: "earliest %.1f, p50 %.1f, p99 %.1f, worst %.1f", lateness.earliest, lateness.p50, lateness.p99, lateness.worst))
@@ -245,13 +245,13 @@ for target in Target.all(typed: typedName) {
         let object: JSONValue = ["target": .string(target.title), "median": .number(rounded(row.median, 100)),
                                  "min": .number(rounded(row.low, 100)), "max": .number(rounded(row.high, 100)),
                                  "met": .bool(met)]
-        FileHandle.standardError.write(Data((object.jsonText + "\n").utf8))
+        writeToStandardError(object.jsonText + "\n")
     } else {
         print(String(format: "| %@ | %.2f%@ | %.2f–%.2f | %@ |", target.title, row.median, unit, row.low, row.high,
                      met ? "yes" : "**no**"))
     }
 }
 if checkTargets && !missed.isEmpty {
-    FileHandle.standardError.write(Data("missed targets: \(missed.joined(separator: "; "))\n".utf8))
+    writeToStandardError("missed targets: \(missed.joined(separator: "; "))\n")
     exit(1)
 }
