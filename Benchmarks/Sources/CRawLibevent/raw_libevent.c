@@ -98,32 +98,62 @@ static void on_readable(evutil_socket_t fd, short what, void *context) {
     if (read(fd, &value, sizeof value) == sizeof value) (*watch->dispatched)++;
 }
 
-double raw_libevent_fd_dispatch_ns(int fds, long rounds) {
-    struct event_base *base = event_base_new();
-    struct event **events = calloc((size_t)fds, sizeof(struct event *));
-    struct fd_watch *watches = calloc((size_t)fds, sizeof(struct fd_watch));
-    long dispatched = 0;
+struct raw_fd_bench {
+    struct event_base *base;
+    struct event **events;
+    struct fd_watch *watches;
+    int fds;
+    long next;
+    long dispatched;
+};
+
+struct raw_fd_bench *raw_fd_bench_create(int fds) {
+    struct raw_fd_bench *bench = calloc(1, sizeof *bench);
+    if (!bench) return NULL;
+    bench->base = event_base_new();
+    bench->events = calloc((size_t)fds, sizeof(struct event *));
+    bench->watches = calloc((size_t)fds, sizeof(struct fd_watch));
+    bench->fds = fds;
     for (int i = 0; i < fds; i++) {
-        watches[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        watches[i].dispatched = &dispatched;
-        events[i] = event_new(base, watches[i].fd, EV_READ | EV_PERSIST, on_readable, &watches[i]);
-        event_add(events[i], NULL);
+        bench->watches[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        bench->watches[i].dispatched = &bench->dispatched;
+        bench->events[i] = event_new(bench->base, bench->watches[i].fd, EV_READ | EV_PERSIST, on_readable,
+                                     &bench->watches[i]);
+        event_add(bench->events[i], NULL);
     }
+    return bench;
+}
+
+double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds) {
     uint64_t one = 1;
+    long before = bench->dispatched;
     double start = now_ns();
     for (long round = 0; round < rounds; round++) {
-        if (write(watches[round % fds].fd, &one, sizeof one) != sizeof one) break;
-        event_base_loop(base, EVLOOP_ONCE);
+        if (write(bench->watches[bench->next].fd, &one, sizeof one) != sizeof one) break;
+        bench->next = (bench->next + 1) % bench->fds;
+        event_base_loop(bench->base, EVLOOP_ONCE);
     }
     double elapsed = now_ns() - start;
-    for (int i = 0; i < fds; i++) {
-        event_free(events[i]);
-        close(watches[i].fd);
+    return bench->dispatched - before == rounds ? elapsed : -1;
+}
+
+void raw_fd_bench_destroy(struct raw_fd_bench *bench) {
+    for (int i = 0; i < bench->fds; i++) {
+        event_free(bench->events[i]);
+        close(bench->watches[i].fd);
     }
-    free(events);
-    free(watches);
-    event_base_free(base);
-    return dispatched == rounds ? elapsed / (double)rounds : -1;
+    free(bench->events);
+    free(bench->watches);
+    event_base_free(bench->base);
+    free(bench);
+}
+
+double raw_libevent_fd_dispatch_ns(int fds, long rounds) {
+    struct raw_fd_bench *bench = raw_fd_bench_create(fds);
+    if (!bench) return -1;
+    double elapsed = raw_fd_bench_run_ns(bench, rounds);
+    raw_fd_bench_destroy(bench);
+    return elapsed < 0 ? -1 : elapsed / (double)rounds;
 }
 
 int benchmark_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }

@@ -155,29 +155,10 @@ extension MainLoopContenders {
     /// fd readiness dispatch, one ready of `fds` eventfds (syscalls included),
     /// like the raw libevent row.
     static func fdDispatch(fds: Int, rounds: Int) throws -> Double {
-        let loop = try MainRunLoop()
-        let dispatched = Counter()
-        var descriptors: [Int32] = []
-        var sources: [FileDescriptorSource] = []
-        for _ in 0..<fds {
-            let fd = benchmark_eventfd()
-            descriptors.append(fd)
-            sources.append(try loop.addFileDescriptor(fd, interest: .read) { _ in
-                var value: UInt64 = 0
-                if read(fd, &value, 8) == 8 { dispatched.value += 1 }
-            })
-        }
-        var one: UInt64 = 1
-        let result = try nanosecondsPerEvent(rounds) {
-            for round in 0..<rounds {
-                _ = write(descriptors[round % fds], &one, 8)
-                try loop.runOnce()
-            }
-        }
-        for source in sources { try source.remove() }
-        for fd in descriptors { close(fd) }
-        precondition(dispatched.value == rounds, "fd dispatch lost readiness")
-        return result
+        let bench = try MainLoopFdBench(fds: fds)
+        let elapsed = try bench.run(rounds: rounds)
+        try bench.close()
+        return elapsed / Double(rounds)
     }
 
     /// Holding while suspended, keyed: accessory events cycling over

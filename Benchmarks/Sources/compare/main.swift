@@ -130,10 +130,13 @@ let contenders: [Contender] = ([
     Contender(name: "raw libevent evtimer add+del, 10000 pending, precise clock") {
         raw_libevent_precise_timer_add_del_ns(10_000, million / 4)
     },
+    // Measured together, in alternating chunks (FdDispatchPair).
     Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000") {
-        try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16)
+        try FdDispatchPair.result(.mainLoop, fds: 1000, rounds: million / 16)
     },
-    Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") { raw_libevent_fd_dispatch_ns(1000, million / 16) },
+    Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") {
+        try FdDispatchPair.result(.libevent, fds: 1000, rounds: million / 16)
+    },
     Contender(name: "MainLoopNIO loop.eventLoop.execute, in-loop") {
         NIOContenders.executeInLoop(events: million / 4, on: mainLoopEventLoop)
     },

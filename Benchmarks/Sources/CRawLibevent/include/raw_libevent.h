@@ -30,6 +30,17 @@ double raw_libevent_precise_timer_add_del_ns(long pending, long operations);
 /// next eventfd, runs one libevent loop iteration and reads it in the
 /// callback. Nanoseconds per dispatched readiness (syscalls included).
 double raw_libevent_fd_dispatch_ns(int fds, long rounds);
+/// The same as a handle, so that `compare` can interleave it with MainLoop's
+/// fd dispatch in short chunks (both then see the same moments of the VM):
+/// `fds` eventfds watched by one base; each run writes the next ones in turn.
+/// NULL when it could not be allocated.
+struct raw_fd_bench;
+struct raw_fd_bench *raw_fd_bench_create(int fds);
+/// Dispatches `rounds` readiness events; the total nanoseconds they took,
+/// or -1 when one was lost.
+double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds);
+/// Frees the base, its events and closes the eventfds.
+void raw_fd_bench_destroy(struct raw_fd_bench *bench);
 
 /// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), which Swift's Glibc module lacks.
 int benchmark_eventfd(void);
