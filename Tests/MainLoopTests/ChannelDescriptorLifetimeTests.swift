@@ -8,19 +8,34 @@ import Testing
 /// closed under the poster: it stays open until the channel is freed,
 /// which a poster, holding the channel, prevents.
 @Suite(.timeLimit(.minutes(2))) struct ChannelDescriptorLifetimeTests {
-    /// Whether `fd` is open in this process.
-    static func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) >= 0 }
+    /// The kernel's id of the eventfd open at `fd` (`eventfd-id` in
+    /// /proc/self/fdinfo), or nil when `fd` is closed or is not an eventfd.
+    /// Tests run in parallel and a closed descriptor's number is soon reused,
+    /// so "still open" means "still this eventfd", not "some file at `fd`".
+    static func eventfdID(_ fd: Int32) -> String? {
+        guard let file = fopen("/proc/self/fdinfo/\(fd)", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(cString: line)
+            if text.hasPrefix("eventfd-id:") {
+                return text.dropFirst("eventfd-id:".count).trimmingCharacters(in: " \t\n")
+            }
+        }
+        return nil
+    }
 
     @Test func aClosedChannelKeepsItsEventfdUntilItIsFreed() throws {
         let loop = try MainRunLoop()
         var channel: EventChannel<Int>? = try loop.makeChannel(of: Int.self) { _ in }
         let eventfd = try #require(channel?.wakeFD)
+        let id = try #require(Self.eventfdID(eventfd))
         try channel?.close()
-        #expect(Self.isOpen(eventfd), "a poster that still holds the channel may write it")
+        #expect(Self.eventfdID(eventfd) == id, "a poster that still holds the channel may write it")
         #expect(throws: MainLoopError.sourceRemoved) { try channel?.post(1) }
         channel = nil
         try loop.runUntilIdle()  // the janitor drops the loop's own hold on a closed source
-        #expect(!Self.isOpen(eventfd), "freed with the channel")
+        #expect(Self.eventfdID(eventfd) != id, "freed with the channel")
         try loop.shutdown()
     }
 
@@ -28,9 +43,17 @@ import Testing
         let loop = try MainRunLoop()
         var channel: EventChannel<Int>? = try loop.makeChannel(of: Int.self) { _ in }
         let eventfd = try #require(channel?.wakeFD)
+        let id = try #require(Self.eventfdID(eventfd))
         try loop.shutdown()
-        #expect(Self.isOpen(eventfd))
+        #expect(Self.eventfdID(eventfd) == id)
         channel = nil
-        #expect(!Self.isOpen(eventfd))
+        #expect(Self.eventfdID(eventfd) != id)
+    }
+}
+
+private extension Substring {
+    /// The text without `characters` at either end.
+    func trimmingCharacters(in characters: String) -> String {
+        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
     }
 }
