@@ -1,4 +1,5 @@
 @testable import MainLoop
+import Foundation
 import Glibc
 import Testing
 
@@ -13,16 +14,9 @@ import Testing
     /// Tests run in parallel and a closed descriptor's number is soon reused,
     /// so "still open" means "still this eventfd", not "some file at `fd`".
     static func eventfdID(_ fd: Int32) -> String? {
-        guard let file = fopen("/proc/self/fdinfo/\(fd)", "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(cString: line)
-            if text.hasPrefix("eventfd-id:") {
-                return text.dropFirst("eventfd-id:".count).trimmingCharacters(in: " \t\n")
-            }
-        }
-        return nil
+        guard let info = FileManager.default.contents(atPath: "/proc/self/fdinfo/\(fd)") else { return nil }
+        let field = String(decoding: info, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("eventfd-id:") }
+        return field?.dropFirst("eventfd-id:".count).trimmingCharacters(in: .whitespaces)
     }
 
     @Test func aClosedChannelKeepsItsEventfdUntilItIsFreed() throws {
@@ -48,12 +42,5 @@ import Testing
         #expect(Self.eventfdID(eventfd) == id)
         channel = nil
         #expect(Self.eventfdID(eventfd) != id)
-    }
-}
-
-private extension Substring {
-    /// The text without `characters` at either end.
-    func trimmingCharacters(in characters: String) -> String {
-        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
     }
 }
