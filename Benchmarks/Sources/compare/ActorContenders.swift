@@ -51,13 +51,12 @@ enum ActorContenders {
     enum Side: CaseIterable { case mainLoop, nio }
 
     /// The last measurement's ns per call for each side, each taken once by its row.
-    nonisolated(unsafe) private static var unclaimed: [Side: Double] = [:]
+    nonisolated(unsafe) private static var shares = SharedMeasurement<Side>()
 
     /// The ns per call of `side` for this round: its share of the last
     /// interleaved measurement if its row did not take it yet, else a new one.
     static func result(_ side: Side, calls: Int, group: MultiThreadedEventLoopGroup) throws -> Double {
-        if unclaimed[side] == nil { try measureBoth(calls: calls, group: group) }
-        return unclaimed.removeValue(forKey: side)!
+        try shares.take(side) { try measureBoth(calls: calls, group: group) }
     }
 
     /// The mean cost of a call to an actor on `loop.executor` and of one to
@@ -66,7 +65,7 @@ enum ActorContenders {
     /// each, so both see the same seconds of the VM. Measured one after
     /// the other, a round's two rows saw different seconds and their paired
     /// ratio moved 0.77–1.50 within one run.
-    private static func measureBoth(calls: Int, group: MultiThreadedEventLoopGroup) throws {
+    private static func measureBoth(calls: Int, group: MultiThreadedEventLoopGroup) throws -> [Side: Double] {
         let thread = try LoopThread.start()
         let onLoop = ExecutorBoundCounter(executor: thread.loop.executor)
         let onNIO = ExecutorBoundCounter(executor: group.next().executor)
@@ -91,8 +90,7 @@ enum ActorContenders {
         }
         done.wait()
         try thread.stopAndJoin()
-        unclaimed[.mainLoop] = totals.mainLoop / Double(calls)
-        unclaimed[.nio] = totals.nio / Double(calls)
+        return [.mainLoop: totals.mainLoop / Double(calls), .nio: totals.nio / Double(calls)]
     }
 
     /// A default actor.

@@ -60,7 +60,7 @@ enum FdDispatchPair {
     enum Side { case mainLoop, libevent }
 
     /// The last measurement's ns per dispatch for each side, each taken once by its row.
-    nonisolated(unsafe) private static var unclaimed: [Side: Double] = [:]
+    nonisolated(unsafe) private static var shares = SharedMeasurement<Side>()
 
     /// Dispatches per chunk: about 20 ms of work, ten times each side's
     /// 1,000 descriptors, so a chunk runs mostly on warm caches. With 500 per
@@ -72,11 +72,10 @@ enum FdDispatchPair {
     /// The ns per dispatch of `side` for this round: its share of the last
     /// interleaved measurement if its row did not take it yet, else a new one.
     static func result(_ side: Side, fds: Int, rounds: Int) throws -> Double {
-        if unclaimed[side] == nil { try measureBoth(fds: fds, rounds: rounds) }
-        return unclaimed.removeValue(forKey: side)!
+        try shares.take(side) { try measureBoth(fds: fds, rounds: rounds) }
     }
 
-    private static func measureBoth(fds: Int, rounds: Int) throws {
+    private static func measureBoth(fds: Int, rounds: Int) throws -> [Side: Double] {
         let mainLoop = try MainLoopFdBench(fds: fds)
         guard let raw = raw_fd_bench_create(Int32(fds)) else { fatalError("raw_fd_bench_create failed") }
         let chunks = max(1, rounds / chunk)
@@ -95,7 +94,6 @@ enum FdDispatchPair {
         raw_fd_bench_destroy(raw)
         try mainLoop.close()
         let dispatches = Double(chunks * chunk)
-        unclaimed[.mainLoop] = totals.mainLoop / dispatches
-        unclaimed[.libevent] = totals.libevent / dispatches
+        return [.mainLoop: totals.mainLoop / dispatches, .libevent: totals.libevent / dispatches]
     }
 }

@@ -51,7 +51,7 @@ enum WakeLatency {
     static let gapMicroseconds: Int32 = 60
 
     /// The last measurement's p50 per row, each taken once by its row.
-    nonisolated(unsafe) private static var unclaimedP50: [String: Double] = [:]
+    nonisolated(unsafe) private static var p50Shares = SharedMeasurement<String>()
     /// The last measurement's p99 per row, for the p99 rows that follow it.
     nonisolated(unsafe) private static var lastP99: [String: Double] = [:]
 
@@ -61,13 +61,12 @@ enum WakeLatency {
     /// The p50 of `poster` at `placement` for this round: its share of the
     /// last interleaved measurement if no row took it yet, else a new one.
     static func result(_ poster: Poster, _ placement: Placement) throws -> Double {
-        let row = name(poster, placement)
-        if unclaimedP50[row] == nil { try measureAll(placement) }
-        return unclaimedP50.removeValue(forKey: row)!
+        try p50Shares.take(name(poster, placement)) { try measureAll(placement) }
     }
 
-    /// Measures the three posters at `placement`, interleaved sample by sample.
-    private static func measureAll(_ placement: Placement) throws {
+    /// Measures the three posters at `placement`, interleaved sample by
+    /// sample: the p50 of each row (its p99 is kept in `lastP99`).
+    private static func measureAll(_ placement: Placement) throws -> [String: Double] {
         guard let floor = raw_wake_floor_start(placement.loopCPU) else { throw WakeError.floorDidNotStart }
         defer { raw_wake_floor_stop(floor) }
         let executeThread = try loopThread(pinnedTo: placement.loopCPU)
@@ -97,11 +96,13 @@ enum WakeLatency {
         try typedThread.stopAndJoin()
         latencies[.execute] = executeProbe.latencies
         latencies[.typed] = typedProbe.latencies
+        var p50: [String: Double] = [:]
         for (poster, values) in latencies {
             let sorted = values.sorted()
-            unclaimedP50[name(poster, placement)] = sorted[sorted.count / 2]
+            p50[name(poster, placement)] = sorted[sorted.count / 2]
             lastP99[name(poster, placement)] = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
         }
+        return p50
     }
 
     enum WakeError: Error { case floorDidNotStart }
