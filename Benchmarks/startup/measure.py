@@ -10,11 +10,13 @@ deployed binary is in after a reboot: copied (as an install copies it),
 written to disk, dropped from the page cache (posix_fadvise), and read back by
 execs that are not counted. The page-cache state of the same file changes its
 start-up by 10-20 %: a copy just written started 1.1-1.2x faster than the
-same copy read back from disk, and the file as the linker left it (written
-through a mapping) 1.10-1.21x slower than a copy. Measured where they lie, two
-builds differed by their files' histories, not their code. `--as-written`
-skips the eviction: the state of a binary just installed, until the page
-cache lets it go.
+same copy read back from disk, and the file as the linker left it 1.10-1.21x
+slower than a copy, with the same number of page faults. Measured where they
+lay, two builds differed by their files' histories, not their code. Each copy
+sits beside its original (a directory removed at the end), so it is on the
+same file system, a disk and not a tmpfs /tmp. `--as-written` skips the
+eviction: the state of a binary just installed, until the page cache lets it
+go.
 
 `mainloop` binaries run `run` with the D-Bus and device sources off
 (--no-system-bus --no-devices, where the binary has them), so the service
@@ -34,6 +36,8 @@ arguments_given = sys.argv[1:]
 as_written = '--as-written' in arguments_given
 if as_written:
     arguments_given.remove('--as-written')
+if len(arguments_given) < 2 or not arguments_given[0].isdigit() or int(arguments_given[0]) < 1:
+    sys.exit('usage: measure.py [--as-written] RUNS BINARY [BINARY ...]  (RUNS a positive number)')
 runs = int(arguments_given[0])
 originals = arguments_given[1:]
 
@@ -41,6 +45,7 @@ originals = arguments_given[1:]
 def deployed_copy(original, directory):
     """`original` copied into `directory` under its own name, on disk, and
     (unless --as-written) out of the page cache."""
+    os.mkdir(directory)
     copy = os.path.join(directory, os.path.basename(original))
     shutil.copy2(original, copy)
     descriptor = os.open(copy, os.O_RDONLY)
@@ -53,8 +58,14 @@ def deployed_copy(original, directory):
     return copy
 
 
-copies_root = tempfile.mkdtemp(prefix='startup-binaries-')
-binaries = [deployed_copy(original, tempfile.mkdtemp(dir=copies_root)) for original in originals]
+copy_directories = [os.path.join(os.path.dirname(os.path.abspath(original)), '.startup-copy-%d-%d' % (os.getpid(), index))
+                    for index, original in enumerate(originals)]
+try:
+    binaries = [deployed_copy(original, directory) for original, directory in zip(originals, copy_directories)]
+except BaseException:
+    for directory in copy_directories:
+        shutil.rmtree(directory, ignore_errors=True)
+    raise
 names = dict(zip(binaries, originals))
 
 
@@ -116,7 +127,8 @@ try:
             samples[binary][0].append(ready)
             samples[binary][1].append(rss)
 finally:
-    shutil.rmtree(copies_root, ignore_errors=True)
+    for directory in copy_directories:
+        shutil.rmtree(directory, ignore_errors=True)
 first = statistics.median(samples[binaries[0]][0])
 for binary in binaries:
     ready_ms, rss_kib = samples[binary]
