@@ -23,6 +23,7 @@ go.
 alone is measured; any other binary (the C floor, ready-floor.c) runs with
 no arguments. Prints each binary's median and range, and each one's median
 divided by the first's."""
+import atexit
 import os
 import shutil
 import socket
@@ -60,12 +61,16 @@ def deployed_copy(original, directory):
 
 copy_directories = [os.path.join(os.path.dirname(os.path.abspath(original)), '.startup-copy-%d-%d' % (os.getpid(), index))
                     for index, original in enumerate(originals)]
-try:
-    binaries = [deployed_copy(original, directory) for original, directory in zip(originals, copy_directories)]
-except BaseException:
+
+
+@atexit.register
+def remove_copies():
+    """However the script ends (a failed copy, a failed run, Ctrl-C, done)."""
     for directory in copy_directories:
         shutil.rmtree(directory, ignore_errors=True)
-    raise
+
+
+binaries = [deployed_copy(original, directory) for original, directory in zip(originals, copy_directories)]
 names = dict(zip(binaries, originals))
 
 
@@ -116,19 +121,15 @@ def once(binary):
         shutil.rmtree(work, ignore_errors=True)
 
 
-try:
-    # Uncounted: the execs that read each copy back from disk.
+# Uncounted: the execs that read each copy back from disk.
+for binary in binaries:
+    once(binary)
+samples = {binary: ([], []) for binary in binaries}
+for _ in range(runs):
     for binary in binaries:
-        once(binary)
-    samples = {binary: ([], []) for binary in binaries}
-    for _ in range(runs):
-        for binary in binaries:
-            ready, rss = once(binary)
-            samples[binary][0].append(ready)
-            samples[binary][1].append(rss)
-finally:
-    for directory in copy_directories:
-        shutil.rmtree(directory, ignore_errors=True)
+        ready, rss = once(binary)
+        samples[binary][0].append(ready)
+        samples[binary][1].append(rss)
 first = statistics.median(samples[binaries[0]][0])
 for binary in binaries:
     ready_ms, rss_kib = samples[binary]

@@ -54,7 +54,8 @@ final class MainLoopFdBench {
 /// chunks of `chunk` (which goes first alternates too), so both see the same
 /// phases of the VM. Measured one after the other (about 0.1 s each, MainLoop
 /// always first), a round's pair saw different phases and its ratio ranged
-/// 0.72–1.81 within one run; interleaved, 0.97–1.17, the medians 1.04–1.08.
+/// 0.72–1.81 within one run; interleaved, 0.94–1.17, the medians 1.04–1.10
+/// (six runs, 27 November).
 enum FdDispatchPair {
     /// Which row.
     enum Side { case mainLoop, libevent }
