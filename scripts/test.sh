@@ -11,7 +11,9 @@
 #      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
 #      run through the tool's own tests; then every Swift snippet of the README
 #      and the DocC guides, compiled;
-#   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus;
+#   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus,
+#      in the background beside steps 5 and 6 (it keeps one core busy for
+#      its minute; they wait for the other);
 #   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
 #   6. the DocC documentation of every public module, with no warning;
@@ -19,6 +21,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+
+# A step's title, with the time the run has taken so far: a slow step shows
+# in the log.
+step() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 # Every process descended from PID, found through parent links (`ps
 # --ppid`), whatever session it runs in.
@@ -53,30 +59,30 @@ bounded() {
 }
 
 swift build --build-tests
-echo "== conformance scenarios through the CLI"
+step "conformance scenarios through the CLI"
 .build/debug/mainloop replay --check Tests/ScenarioReplayTests/Conformance/*.json
 if [ -d ../shared/conformance ]; then
   .build/debug/mainloop replay --check ../shared/conformance/*.json
 fi
 
-echo "== cross-thread tests under ThreadSanitizer"
+step "cross-thread tests under ThreadSanitizer"
 bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
   --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests'
 
-echo "== MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
+step "MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
 bounded 15m bash scripts/nio-tests.sh
-echo "== the same under ThreadSanitizer (one known false positive of Swift's continuations suppressed: NIOTests/tsan-suppressions.txt)"
+step "the same under ThreadSanitizer (one known false positive of Swift's continuations suppressed: NIOTests/tsan-suppressions.txt)"
 TSAN_OPTIONS="suppressions=$PWD/NIOTests/tsan-suppressions.txt" \
   bounded 15m bash scripts/nio-tests.sh --sanitize=thread --scratch-path NIOTests/.build-tsan
 
-echo "== the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
+step "the examples (Examples/): the heartbeat service runs 2 s, merges, stops cleanly"
 swift build --package-path Examples
 example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
 echo "$example"
 grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
 grep -q 'stopped cleanly' <<<"$example"
 
-echo "== the NIO bridge: a NIO server answered by app code on the main loop, held while suspended"
+step "the NIO bridge: a NIO server answered by app code on the main loop, held while suspended"
 bridge=$(bounded 1m Examples/.build/debug/nio-bridge)
 echo "$bridge"
 diff <(echo "$bridge") - <<'EXPECTED'
@@ -89,10 +95,10 @@ NIO shut down, 2 replies
 stopped cleanly
 EXPECTED
 
-echo "== the template service under systemd-socket-activate, driven by mainloop ctl"
+step "the template service under systemd-socket-activate, driven by mainloop ctl"
 bounded 2m bash scripts/check-template-service.sh
 
-echo "== the binary to deploy (scripts/build-static.sh: one static executable), judged by the tool's own tests"
+step "the binary to deploy (scripts/build-static.sh: one static executable), judged by the tool's own tests"
 # Every test that runs the tool, against the static binary, except the
 # umockdev one: umockdev works by LD_PRELOAD, which a static binary does not
 # honour (the device source itself is the same code the debug build runs).
@@ -100,17 +106,34 @@ static_tool=$(bounded 15m bash scripts/build-static.sh)
 MAINLOOP_TOOL="$static_tool" bounded 10m swift test --skip-build \
   --filter 'CommandLineTests|CLIMessageTests|SystemBusServiceTests|EndToEndTests|SystemdIntegrationTests|ControlSocketTests|HostileClientTests|MetricsExportTests'
 
-echo "== the documentation's code compiles (README and DocC snippets, Swift 6 mode, warnings are errors)"
+step "the documentation's code compiles (README and DocC snippets, Swift 6 mode, warnings are errors)"
 bounded 10m bash scripts/check-doc-snippets.sh
 
-echo "== the control socket's request decoder under libFuzzer + ASan (60 s over Fuzz/Corpus)"
-bounded 10m bash Fuzz/run.sh 60
+step "the control socket's request decoder under libFuzzer + ASan (60 s over Fuzz/Corpus), beside the next two steps"
+# Its minute of fuzzing takes one core; the gate and DocC run meanwhile.
+# Its output is shown, and its status counted, once they are done.
+fuzz_log=$(mktemp)
+bounded 10m bash Fuzz/run.sh 60 >"$fuzz_log" 2>&1 &
+fuzz=$!
+# A step that fails meanwhile ends the run: the fuzzer goes with it.
+trap 'kill $(descendants "$fuzz") "$fuzz" 2>/dev/null || true' EXIT
 
-echo "== allocation gate (ordo-one suites against Benchmarks/Thresholds)"
+step "allocation gate (ordo-one suites against Benchmarks/Thresholds)"
 bash Benchmarks/scripts/check-thresholds.sh
 
-echo "== documentation (DocC, every public module, warnings are errors)"
+step "documentation (DocC, every public module, warnings are errors)"
 bounded 10m bash scripts/docs.sh
 
-echo "== the whole suite"
+step "the fuzzer's result"
+fuzz_status=0
+wait "$fuzz" || fuzz_status=$?
+trap - EXIT
+cat "$fuzz_log"
+rm -f "$fuzz_log"
+if [ "$fuzz_status" -ne 0 ]; then
+  echo "error: the fuzzer failed (status $fuzz_status)" >&2
+  exit "$fuzz_status"
+fi
+
+step "the whole suite"
 bounded 10m swift test

@@ -5,13 +5,14 @@
 // Swift's Glibc module does not import them or drops their flags (macros,
 // enum-plus-macro pairs): eventfd and timerfd (the loop's wake-ups and its
 // timer clock, the CLOCK_REALTIME set detector), epoll (a PSI trigger's
-// POLLPRI), the thread id, and libdispatch's main-queue hooks. Each wrapper
+// POLLPRI), the thread id, thread names, and libdispatch's main-queue hooks. Each wrapper
 // only gives Swift a typed name. (CLibevent wraps libevent alone.)
 
 #include <linux/netlink.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -102,6 +103,12 @@ static inline void CLinux_drain_main_queue(void) { _dispatch_main_queue_callback
 
 /// Whether the calling thread is the process's main thread.
 static inline int CLinux_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
+
+/// Names the calling thread as `ps -L`, `top -H` and /proc/PID/task/TID/comm
+/// show it (the kernel keeps the first 15 bytes). One prctl, no file.
+static inline void CLinux_name_current_thread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
 
 /// pthread_self(), inline. glibc on x86_64 keeps the thread's own
 /// pthread_t at %fs:16 (tcbhead_t.self), and its pthread_self() is that

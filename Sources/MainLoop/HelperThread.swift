@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Starts the detached helper threads MainLoop's parts run beside the loop
@@ -30,5 +31,14 @@ package enum HelperThread {
         let status = pthread_create(&thread, nil, body, context)
         if status == 0 { pthread_detach(thread) }
         return status
+    }
+
+    /// Names the calling helper thread as `ps -L`, `top -H` and
+    /// `/proc/PID/task/TID/comm` show it (the kernel keeps 15 bytes), so a
+    /// user can tell MainLoop's threads apart. Called first thing in a
+    /// thread's body: from inside it is one `prctl`, where naming another
+    /// thread writes a file under `/proc`.
+    package static func nameCurrentThread(_ name: String) {
+        CLinux_name_current_thread(name)
     }
 }

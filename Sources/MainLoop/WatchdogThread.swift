@@ -85,6 +85,7 @@ final class WatchdogThread: @unchecked Sendable {
     private func startThread() -> Bool {
         let status = HelperThread.startDetached(context: Unmanaged.passUnretained(self).toOpaque()) { raw in
             // `shared` lives for the process, so the thread needs no retain.
+            HelperThread.nameCurrentThread("ml-watchdog")
             let watchdog = Unmanaged<WatchdogThread>.fromOpaque(raw!).takeUnretainedValue()
             watchdog.watch()
         }

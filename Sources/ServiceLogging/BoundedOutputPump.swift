@@ -36,11 +36,19 @@ public final class BoundedOutputPump: @unchecked Sendable {
     @exclusivity(unchecked) private var writerWaits = false
     /// A wake-up of the sleeping writer is posted to `loop` and not yet run.
     @exclusivity(unchecked) private var wakePosted = false
+    /// The writer thread was started (by the first line).
+    @exclusivity(unchecked) private var writerStarted = false
     @exclusivity(unchecked) private var finishing = false
     @exclusivity(unchecked) private var broken = false
     @exclusivity(unchecked) private var dropped = 0
 
-    /// Starts the writer thread for `descriptor`.
+    /// A pump for `descriptor`. Its writer thread starts with the first
+    /// line: a pump that is never written to (a service's stdout when
+    /// nothing is observed) costs no thread, and a service's start-up does
+    /// not wait for one. The thread is named `ml-out-fd` and the
+    /// descriptor's number (as `top -H` shows it). If it cannot be started,
+    /// the line and every later one are dropped and counted: writing
+    /// synchronously is what must not happen.
     ///
     /// With `loop`, a line written on that loop's thread while the writer
     /// sleeps does not wake it at once: one wake-up is posted to the loop
@@ -70,6 +78,12 @@ public final class BoundedOutputPump: @unchecked Sendable {
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(changed, &attributes)
         pthread_condattr_destroy(&attributes)
+    }
+
+    /// Starts the writer thread; called with `mutex` held, by the first
+    /// line. The thread holds the pump until it ends.
+    private func startWriter() {
+        writerStarted = true
         let context = Unmanaged.passRetained(self).toOpaque()
         // Detached: finish() waits for the queue, not the thread. Started
         // with the signals blocked (HelperThread says why), SIGPIPE among
@@ -77,18 +91,18 @@ public final class BoundedOutputPump: @unchecked Sendable {
         // instead of killing the process.
         let status = HelperThread.startDetached(context: context) { raw in
             let pump = Unmanaged<BoundedOutputPump>.fromOpaque(raw!).takeRetainedValue()
+            HelperThread.nameCurrentThread("ml-out-fd\(pump.descriptor)")
             pump.drain()
             return nil
         }
         if status != 0 {
-            // No thread: write synchronously is what must not happen, so
-            // everything is dropped and counted instead.
             Unmanaged<BoundedOutputPump>.fromOpaque(context).release()
             broken = true
         }
     }
 
-    /// Runs once the writer thread has ended (it holds the pump until then).
+    /// Runs once the last reference is gone: a started writer thread holds
+    /// one until it ends.
     deinit {
         pthread_cond_destroy(changed)
         changed.deallocate()
@@ -128,6 +142,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
         let count = bytes.count + 1
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        if !writerStarted, !finishing { startWriter() }
         guard !broken, !finishing, queuedBytes + count <= limitBytes else {
             dropped += 1
             return false

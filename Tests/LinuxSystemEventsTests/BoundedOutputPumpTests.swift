@@ -145,4 +145,53 @@ import Testing
         #expect(pump.droppedLines == 4)
         close(fds[1])
     }
+
+    /// A pump that is never written to costs no thread: nothing holds it,
+    /// so it is freed when released (a writer thread holds its pump until
+    /// `finish`).
+    @Test func aPumpNeverWrittenToHasNoThreadAndIsFreed() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { for descriptor in fds { close(descriptor) } }
+        var pump: BoundedOutputPump? = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20)
+        weak let released = pump
+        #expect(released != nil)
+        pump = nil
+        #expect(released == nil, "no writer thread holds it")
+    }
+
+    /// The first line starts the writer, named after the descriptor.
+    @Test func theWriterThreadStartsWithTheFirstLine() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        // A descriptor number no live writer thread is named after: a pump
+        // another suite wrote to on a number since closed may still run.
+        var writeEnd = fds[1]
+        var held: [Int32] = []
+        while threadNames().contains("ml-out-fd\(writeEnd)") {
+            held.append(writeEnd)
+            writeEnd = dup(fds[1])
+            #expect(writeEnd >= 0)
+        }
+        let name = "ml-out-fd\(writeEnd)"
+        let pump = BoundedOutputPump(descriptor: writeEnd, limitBytes: 1 << 20)
+        #expect(!threadNames().contains(name), "no line yet, no writer")
+        #expect(pump.write(line: "first"))
+        #expect(eventually { threadNames().contains(name) }, "the first line started the writer")
+        #expect(pump.finish(within: .seconds(5)) == 0)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(read(fds[0], &buffer, buffer.count) == 6)
+        for descriptor in Set(held + [fds[1], writeEnd]) { close(descriptor) }
+    }
+
+    /// The names of this process's threads (`/proc/self/task/*/comm`).
+    private func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            // A thread that ended between the listing and the read has no name to give.
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        })
+    }
 }

@@ -67,6 +67,16 @@ private func watchUntilReported(_ loop: MainRunLoop, limit: Duration) -> (heard:
     return (heard, outcome)
 }
 
+/// The calling thread's name, as the kernel keeps it (newline-terminated).
+private func currentThreadName() -> String {
+    let descriptor = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return "unreadable" }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 32)
+    let count = read(descriptor, &buffer, buffer.count)
+    return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : "unreadable"
+}
+
 @Suite(.timeLimit(.minutes(2))) struct WatchdogTests {
     @Test func realClockWatchdogNoticesABlockedLoopThread() throws {
         let loop = try MainRunLoop()
@@ -92,6 +102,21 @@ private func watchUntilReported(_ loop: MainRunLoop, limit: Duration) -> (heard:
             Issue.record("expected an overrun, got \(outcome)")
             return
         }
+    }
+
+    /// The report comes from the watchdog's own thread, named so that
+    /// `top -H` and `ps -L` tell it apart from the loop.
+    @Test func theOverrunReportComesFromTheThreadNamedMlWatchdog() throws {
+        let loop = try MainRunLoop()
+        let reported = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var reporter = ""
+        _ = loop.runWatched(limit: .milliseconds(20), onOverrun: {
+            reporter = currentThreadName()
+            reported.signal()
+        }) {
+            _ = reported.wait(timeout: .now() + 30)
+        }
+        #expect(reporter == "ml-watchdog\n")
     }
 
     /// A watch armed inside a longer one has the earlier deadline: the
