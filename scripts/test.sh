@@ -9,6 +9,7 @@
 #   3. the examples in Examples/, built and run: the heartbeat service, the
 #      NIO bridge, and the template service under systemd-socket-activate driven by
 #      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
+#      its start-up functions side by side (scripts/check-startup-layout.py),
 #      run through the tool's own tests; then every Swift snippet of the README
 #      and the DocC guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus,
@@ -103,6 +104,7 @@ step "the binary to deploy (scripts/build-static.sh: one static executable), jud
 # umockdev one: umockdev works by LD_PRELOAD, which a static binary does not
 # honour (the device source itself is the same code the debug build runs).
 static_tool=$(bounded 15m bash scripts/build-static.sh)
+/usr/bin/python3 scripts/check-startup-layout.py "$static_tool"
 MAINLOOP_TOOL="$static_tool" bounded 10m swift test --skip-build \
   --filter 'CommandLineTests|CLIMessageTests|SystemBusServiceTests|EndToEndTests|SystemdIntegrationTests|ControlSocketTests|HostileClientTests|MetricsExportTests'
 
