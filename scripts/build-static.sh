@@ -6,7 +6,6 @@
 # path. The linker's notes that dlopen and getaddrinfo need that glibc at
 # run time are expected.
 #
-#
 # The functions a start-up runs are laid out side by side: each Swift
 # function gets a section of its own (-function-sections; the static
 # standard library is built that way already) and LLVM's linker, lld (it
@@ -14,9 +13,9 @@
 # scripts/startup-symbols.txt first (--symbol-ordering-file), so a start-up
 # faults in 50 of the text's 64 KiB windows instead of 80: 0.89-0.95x the
 # start-up and 4.3 MiB resident instead of 6.4 (README, Start-up and
-# footprint). A name the list has and the code no longer has
-# is skipped (--no-warn-symbol-ordering); scripts/update-startup-symbols.sh
-# regenerates the list.
+# footprint). A name the list has and the code no longer has is skipped
+# (--no-warn-symbol-ordering); scripts/update-startup-symbols.sh regenerates
+# the list.
 #
 #   bash scripts/build-static.sh
 #   strip .build-static/release/mainloop     # optional: a smaller file

@@ -14,7 +14,7 @@
 #      and the DocC guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus,
 #      in the background beside steps 5 and 6 (it keeps one core busy for
-#      its minute; they wait for the other);
+#      its minute; they use the other);
 #   5. the allocation gate: the ordo-one benchmark suites, each against its
 #      exact steady-state malloc count (Benchmarks/Thresholds);
 #   6. the DocC documentation of every public module, with no warning;

@@ -96,6 +96,8 @@ public final class BoundedOutputPump: @unchecked Sendable {
             return nil
         }
         if status != 0 {
+            // No thread: this line and every later one are dropped and
+            // counted (writing on the caller's thread could block it).
             Unmanaged<BoundedOutputPump>.fromOpaque(context).release()
             broken = true
         }
