@@ -11,9 +11,9 @@
 # standard library is built that way already) and LLVM's linker, lld (it
 # comes with the Swift toolchain), places the ones listed in
 # scripts/startup-symbols.txt first (--symbol-ordering-file), so a start-up
-# faults in 50 of the text's 64 KiB windows instead of 80: 0.89-0.95x the
-# start-up and 4.3 MiB resident instead of 6.4 (README, Start-up and
-# footprint). A name the list has and the code no longer has is skipped
+# faults in 37 of the text's 64 KiB windows instead of 80: 0.85-1.01x the
+# start-up (most runs about 0.9x) and 4.1-4.7 MiB resident instead of 6.4
+# (README, Start-up and footprint). A name the list has and the code no longer has is skipped
 # (--no-warn-symbol-ordering); scripts/update-startup-symbols.sh regenerates
 # the list.
 #
