@@ -15,7 +15,10 @@ public final class BoundedOutputPump: @unchecked Sendable {
     static let linger = Duration.milliseconds(1)
     /// Lines written on this loop's thread wake the writer once per
     /// dispatch turn rather than once each (see ``init(descriptor:limitBytes:wakingFrom:)``).
-    private let loop: MainRunLoop?
+    /// Weak: a pump that outlives its loop (the process's shared stderr
+    /// pump) does not keep the loop's descriptors open; once the loop is
+    /// gone, lines wake the writer at once. Guarded by `mutex`.
+    @exclusivity(unchecked) private weak var loop: MainRunLoop?
     /// Allocated, not stored inline: a pthread object must not move, and
     /// `&property` of a class paid Swift's dynamic exclusivity check.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -36,19 +39,22 @@ public final class BoundedOutputPump: @unchecked Sendable {
     @exclusivity(unchecked) private var writerWaits = false
     /// A wake-up of the sleeping writer is posted to `loop` and not yet run.
     @exclusivity(unchecked) private var wakePosted = false
-    /// The writer thread was started (by the first line).
+    /// The writer thread was started (by the first line, its loop's turn,
+    /// or `finish`).
     @exclusivity(unchecked) private var writerStarted = false
+    /// The first line came on the loop's thread: the loop starts the writer
+    /// in its turn.
+    @exclusivity(unchecked) private var writerStartPosted = false
     @exclusivity(unchecked) private var finishing = false
     @exclusivity(unchecked) private var broken = false
     @exclusivity(unchecked) private var dropped = 0
 
     /// A pump for `descriptor`. Its writer thread starts with the first
     /// line: a pump that is never written to (a service's stdout when
-    /// nothing is observed) costs no thread, and a service's start-up does
-    /// not wait for one. The thread is named `ml-out-fd` and the
-    /// descriptor's number (as `top -H` shows it). If it cannot be started,
-    /// the line and every later one are dropped and counted: writing
-    /// synchronously is what must not happen.
+    /// nothing is observed) costs no thread. The thread is named `ml-out-fd`
+    /// and the descriptor's number (as `top -H` shows it). If it cannot be
+    /// started, the lines queued and every later one are dropped and
+    /// counted: writing synchronously is what must not happen.
     ///
     /// With `loop`, a line written on that loop's thread while the writer
     /// sleeps does not wake it at once: one wake-up is posted to the loop
@@ -56,7 +62,11 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// and every line the loop writes until it runs goes out in one batch,
     /// at the cost of one futex wake per turn instead of one per line.
     /// Lines from other threads, or after the loop shut down, wake the
-    /// writer at once.
+    /// writer at once. The first line written on the loop's thread starts
+    /// the writer the same way, in the loop's turn: a service that logs
+    /// while it starts (before its loop runs) does not wait for two thread
+    /// creations before it reports ready; its lines wait queued until the
+    /// loop's first turn (or ``finish(within:)``).
     ///
     /// After each batch the writer waits up to 1 ms for more lines before
     /// it sleeps; lines written meanwhile, from any thread, go out then with
@@ -80,8 +90,54 @@ public final class BoundedOutputPump: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
-    /// Starts the writer thread; called with `mutex` held, by the first
-    /// line. The thread holds the pump until it ends.
+    /// The loop whose thread's lines wake the writer once per turn (and
+    /// start it, in the turn of the first line), as
+    /// ``init(descriptor:limitBytes:wakingFrom:)`` sets it: settable later
+    /// for a pump made before its loop, such as
+    /// ``BoundedLogHandler/standardError``. Held weakly. Safe from any thread.
+    public var wakingLoop: MainRunLoop? {
+        get {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return loop
+        }
+        set {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            loop = newValue
+        }
+    }
+
+    /// Whether the writer thread was started (for the tests).
+    var writerThreadStarted: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return writerStarted
+    }
+
+    /// Starts the writer for the first line (called with `mutex` held): in
+    /// the loop's turn when the line came on the loop's thread, else now.
+    private func startWriterForFirstLine() {
+        if let loop, loop.inLoop {
+            do {
+                try loop.executeInLoop(priority: .system) { [self] in
+                    pthread_mutex_lock(mutex)
+                    // `finish` may have started it (and then no more are wanted).
+                    if !writerStarted, !finishing { startWriter() }
+                    pthread_mutex_unlock(mutex)
+                }
+                writerStartPosted = true
+                return
+            } catch {
+                // The loop shut down and takes no work: no turn will come,
+                // so the writer starts now, as for any other thread.
+            }
+        }
+        startWriter()
+    }
+
+    /// Starts the writer thread; called with `mutex` held. The thread holds
+    /// the pump until it ends.
     private func startWriter() {
         writerStarted = true
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -96,10 +152,14 @@ public final class BoundedOutputPump: @unchecked Sendable {
             return nil
         }
         if status != 0 {
-            // No thread: this line and every later one are dropped and
-            // counted (writing on the caller's thread could block it).
+            // No thread: the lines queued (while the loop's turn was
+            // awaited), this one and every later one are dropped and counted
+            // (writing on the caller's thread could block it).
             Unmanaged<BoundedOutputPump>.fromOpaque(context).release()
             broken = true
+            dropped += queue.count(where: { $0 == UInt8(ascii: "\n") })
+            queue.removeAll()
+            queuedBytes = 0
         }
     }
 
@@ -144,7 +204,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
         let count = bytes.count + 1
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        if !writerStarted, !finishing { startWriter() }
+        if !writerStarted, !writerStartPosted, !finishing { startWriterForFirstLine() }
         guard !broken, !finishing, queuedBytes + count <= limitBytes else {
             dropped += 1
             return false
@@ -191,13 +251,16 @@ public final class BoundedOutputPump: @unchecked Sendable {
     }
 
     /// Stops taking lines and waits up to `limit` for what is queued to be
-    /// written. Returns the bytes still unwritten (0 when all got out); a
+    /// written (starting the writer if the lines still wait for the loop's
+    /// turn). Returns the bytes still unwritten (0 when all got out); a
     /// reader that never reads cannot hold the caller longer than `limit`.
     public func finish(within limit: Duration) -> Int {
         var deadline = Self.monotonicDeadline(after: limit)
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         finishing = true
+        // Lines queued for the loop's turn that has not come yet.
+        if !writerStarted, queuedBytes > 0 { startWriter() }
         pthread_cond_broadcast(changed)
         while (queuedBytes > 0 || writing) && !broken {
             if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT { break }

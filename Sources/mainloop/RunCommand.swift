@@ -119,6 +119,10 @@ struct RunCommand {
         options.limits.maxValueBytes = maxValueBytes
         options.maxReplyBytes = maxReplyBytes
         let loop = try MainRunLoop()
+        // Log lines written on the loop's thread wake stderr's writer once a
+        // turn, and the first one starts it in the loop's first turn (after
+        // READY=1), as stdout's below.
+        BoundedLogHandler.standardError.wakingLoop = loop
         // Observations go through a bounded queue and a writer thread: the
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes, wakingFrom: loop)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MainLoopKit
+@testable import ServiceLogging
 import Testing
 
 /// The service's stdout writer: a bounded queue drained by its own thread.
@@ -183,6 +184,73 @@ import Testing
         var buffer = [UInt8](repeating: 0, count: 64)
         #expect(read(fds[0], &buffer, buffer.count) == 6)
         for descriptor in Set(held + [fds[1], writeEnd]) { close(descriptor) }
+    }
+
+    /// A first line written on the loop's thread does not start the writer
+    /// at once: the loop starts it in its turn (for `mainloop run`, the
+    /// first turn, after `READY=1`). The line waits queued until then, and
+    /// arrives once the loop has run.
+    @Test func aLineWrittenOnTheLoopStartsTheWriterInTheLoopsTurn() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { for descriptor in fds { close(descriptor) } }
+        let loop = try MainRunLoop(deterministic: true)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
+        #expect(pump.write(line: "first"))
+        #expect(!pump.writerThreadStarted, "written on the loop's thread: started in its turn")
+        #expect(pump.pendingBytes == 6, "queued meanwhile")
+        try loop.runUntilIdle()
+        #expect(pump.writerThreadStarted)
+        #expect(pump.finish(within: .seconds(5)) == 0)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(read(fds[0], &buffer, buffer.count) == 6)
+    }
+
+    /// A pump made before its loop (the shared stderr pump) is given one
+    /// later, with the same effect; a line from another thread still starts
+    /// the writer at once.
+    @Test func aLoopGivenLaterDefersTheStartAndOtherThreadsDoNot() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { for descriptor in fds { close(descriptor) } }
+        let loop = try MainRunLoop(deterministic: true)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20)
+        #expect(pump.wakingLoop == nil)
+        pump.wakingLoop = loop
+        #expect(pump.wakingLoop === loop)
+        #expect(pump.write(line: "on the loop"))
+        #expect(!pump.writerThreadStarted)
+        try loop.runUntilIdle()
+        #expect(pump.writerThreadStarted)
+        #expect(pump.finish(within: .seconds(5)) == 0)
+
+        let other = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+            other.write(line: "off the loop")
+            written.signal()
+        }.start()
+        #expect(written.wait(timeout: .now() + 10) == .success)
+        #expect(other.writerThreadStarted, "not the loop's thread: started at once")
+        #expect(other.finish(within: .seconds(5)) == 0)
+    }
+
+    /// Lines queued for a writer the loop has not started yet are written
+    /// by `finish`, which starts it: a loop that never turns again loses
+    /// nothing.
+    @Test func finishStartsAWriterTheLoopHasNotStarted() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { for descriptor in fds { close(descriptor) } }
+        let loop = try MainRunLoop(deterministic: true)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
+        #expect(pump.write(line: "before the loop ran"))
+        #expect(!pump.writerThreadStarted)
+        #expect(pump.finish(within: .seconds(5)) == 0)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(read(fds[0], &buffer, buffer.count) == 20)
+        try loop.runUntilIdle()  // the posted start finds the writer started
+        #expect(pump.droppedLines == 0)
     }
 
     /// The names of this process's threads (`/proc/self/task/*/comm`).

@@ -117,6 +117,9 @@ struct TemplateService {
         // The app, on the main thread's loop.
         let application = try Application(mainActorDelegate: AppDelegate())
         let loop = application.loop
+        // Log lines from the loop wake stderr's writer once a turn, and the
+        // first one starts it in the loop's first turn, after READY=1.
+        BoundedLogHandler.standardError.wakingLoop = loop
         let printer = NotificationPrinter()
         try printer.observe(application.notifications)
         // Monitoring sees every state as it happens (app code is gated).
