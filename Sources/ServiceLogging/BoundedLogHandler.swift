@@ -9,6 +9,9 @@ import Logging
 ///
 /// ```swift
 /// LoggingSystem.bootstrap { BoundedLogHandler(label: $0, pump: BoundedLogHandler.standardError) }
+/// // … once the service's loop exists (its lines then wake the writer once a
+/// // turn, and the first starts it in the loop's first turn):
+/// BoundedLogHandler.standardError.wakingLoop = loop
 /// // … at exit:
 /// _ = BoundedLogHandler.standardError.finish(within: .seconds(1))
 /// ```
