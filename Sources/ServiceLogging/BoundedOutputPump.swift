@@ -42,8 +42,8 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// The writer thread was started (by the first line, its loop's turn,
     /// or `finish`).
     @exclusivity(unchecked) private var writerStarted = false
-    /// The first line came on the loop's thread: the loop starts the writer
-    /// in its turn.
+    /// A line came on the loop's thread: the loop starts the writer in its
+    /// turn (unless a line from another thread starts it first).
     @exclusivity(unchecked) private var writerStartPosted = false
     @exclusivity(unchecked) private var finishing = false
     @exclusivity(unchecked) private var broken = false
@@ -66,7 +66,8 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// the writer the same way, in the loop's turn: a service that logs
     /// while it starts (before its loop runs) does not wait for two thread
     /// creations before it reports ready; its lines wait queued until the
-    /// loop's first turn (or ``finish(within:)``).
+    /// loop's first turn (or a line from another thread, or
+    /// ``finish(within:)``, which start the writer at once).
     ///
     /// After each batch the writer waits up to 1 ms for more lines before
     /// it sleeps; lines written meanwhile, from any thread, go out then with
@@ -115,10 +116,13 @@ public final class BoundedOutputPump: @unchecked Sendable {
         return writerStarted
     }
 
-    /// Starts the writer for the first line (called with `mutex` held): in
-    /// the loop's turn when the line came on the loop's thread, else now.
-    private func startWriterForFirstLine() {
+    /// Starts the writer for a line written while none runs (called with
+    /// `mutex` held): a line on the loop's thread has the loop start it in
+    /// its turn (posted once); a line from any other thread starts it now,
+    /// so lines never wait for a loop that does not turn.
+    private func startWriterForLine() {
         if let loop, loop.inLoop {
+            guard !writerStartPosted else { return }
             do {
                 try loop.executeInLoop(priority: .system) { [self] in
                     pthread_mutex_lock(mutex)
@@ -204,7 +208,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
         let count = bytes.count + 1
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        if !writerStarted, !writerStartPosted, !finishing { startWriterForFirstLine() }
+        if !writerStarted, !finishing { startWriterForLine() }
         guard !broken, !finishing, queuedBytes + count <= limitBytes else {
             dropped += 1
             return false

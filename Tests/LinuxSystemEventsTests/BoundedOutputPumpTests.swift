@@ -235,6 +235,39 @@ import Testing
         #expect(other.finish(within: .seconds(5)) == 0)
     }
 
+    /// A line from another thread, while the loop's turn is awaited, starts
+    /// the writer at once: lines never wait for a loop that does not turn.
+    @Test func aLineFromAnotherThreadDoesNotWaitForTheLoopsTurn() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { for descriptor in fds { close(descriptor) } }
+        let loop = try MainRunLoop(deterministic: true)
+        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
+        #expect(pump.write(line: "on the loop"))
+        #expect(!pump.writerThreadStarted)
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+            pump.write(line: "off the loop")
+            written.signal()
+        }.start()
+        #expect(written.wait(timeout: .now() + 10) == .success)
+        #expect(pump.writerThreadStarted, "the loop has not turned: the other thread's line started it")
+        var received: [UInt8] = []
+        #expect(eventually {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+            while poll(&poller, 1, 0) > 0 {
+                let count = read(fds[0], &buffer, buffer.count)
+                guard count > 0 else { break }
+                received += buffer[0..<count]
+            }
+            return received.count == 25
+        })
+        #expect(String(decoding: received, as: UTF8.self) == "on the loop\noff the loop\n")
+        try loop.runUntilIdle()  // the posted start finds the writer started
+        #expect(pump.finish(within: .seconds(5)) == 0)
+    }
+
     /// Lines queued for a writer the loop has not started yet are written
     /// by `finish`, which starts it: a loop that never turns again loses
     /// nothing.
