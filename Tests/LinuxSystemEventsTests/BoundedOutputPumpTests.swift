@@ -109,13 +109,7 @@ import Testing
         var received: [UInt8] = []
         func readAvailable(until lines: Int) -> Bool {
             eventually {
-                var buffer = [UInt8](repeating: 0, count: 65_536)
-                var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-                while poll(&poller, 1, 0) > 0 {
-                    let count = read(fds[0], &buffer, buffer.count)
-                    guard count > 0 else { break }
-                    received += buffer[0..<count]
-                }
+                self.readAvailable(from: fds[0], into: &received)
                 return received.filter { $0 == UInt8(ascii: "\n") }.count == lines
             }
         }
@@ -191,19 +185,14 @@ import Testing
     /// first turn, after `READY=1`). The line waits queued until then, and
     /// arrives once the loop has run.
     @Test func aLineWrittenOnTheLoopStartsTheWriterInTheLoopsTurn() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        defer { for descriptor in fds { close(descriptor) } }
-        let loop = try MainRunLoop(deterministic: true)
-        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
-        #expect(pump.write(line: "first"))
-        #expect(!pump.writerThreadStarted, "written on the loop's thread: started in its turn")
-        #expect(pump.pendingBytes == 6, "queued meanwhile")
-        try loop.runUntilIdle()
-        #expect(pump.writerThreadStarted)
-        #expect(pump.finish(within: .seconds(5)) == 0)
-        var buffer = [UInt8](repeating: 0, count: 64)
-        #expect(read(fds[0], &buffer, buffer.count) == 6)
+        try withPumpAwaitingItsLoop(firstLine: "first") { pump, loop, readEnd in
+            #expect(pump.pendingBytes == 6, "queued meanwhile")
+            try loop.runUntilIdle()
+            #expect(pump.writerThreadStarted)
+            #expect(pump.finish(within: .seconds(5)) == 0)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            #expect(read(readEnd, &buffer, buffer.count) == 6)
+        }
     }
 
     /// A pump made before its loop (the shared stderr pump) is given one
@@ -225,12 +214,7 @@ import Testing
         #expect(pump.finish(within: .seconds(5)) == 0)
 
         let other = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
-        let written = DispatchSemaphore(value: 0)
-        Thread {
-            other.write(line: "off the loop")
-            written.signal()
-        }.start()
-        #expect(written.wait(timeout: .now() + 10) == .success)
+        #expect(writeFromAnotherThread("off the loop", to: other))
         #expect(other.writerThreadStarted, "not the loop's thread: started at once")
         #expect(other.finish(within: .seconds(5)) == 0)
     }
@@ -238,52 +222,69 @@ import Testing
     /// A line from another thread, while the loop's turn is awaited, starts
     /// the writer at once: lines never wait for a loop that does not turn.
     @Test func aLineFromAnotherThreadDoesNotWaitForTheLoopsTurn() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        defer { for descriptor in fds { close(descriptor) } }
-        let loop = try MainRunLoop(deterministic: true)
-        let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
-        #expect(pump.write(line: "on the loop"))
-        #expect(!pump.writerThreadStarted)
-        let written = DispatchSemaphore(value: 0)
-        Thread {
-            pump.write(line: "off the loop")
-            written.signal()
-        }.start()
-        #expect(written.wait(timeout: .now() + 10) == .success)
-        #expect(pump.writerThreadStarted, "the loop has not turned: the other thread's line started it")
-        var received: [UInt8] = []
-        #expect(eventually {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-            while poll(&poller, 1, 0) > 0 {
-                let count = read(fds[0], &buffer, buffer.count)
-                guard count > 0 else { break }
-                received += buffer[0..<count]
-            }
-            return received.count == 25
-        })
-        #expect(String(decoding: received, as: UTF8.self) == "on the loop\noff the loop\n")
-        try loop.runUntilIdle()  // the posted start finds the writer started
-        #expect(pump.finish(within: .seconds(5)) == 0)
+        try withPumpAwaitingItsLoop(firstLine: "on the loop") { pump, loop, readEnd in
+            #expect(writeFromAnotherThread("off the loop", to: pump))
+            #expect(pump.writerThreadStarted, "the loop has not turned: the other thread's line started it")
+            var received: [UInt8] = []
+            #expect(eventually {
+                readAvailable(from: readEnd, into: &received)
+                return received.count == 25
+            })
+            #expect(String(decoding: received, as: UTF8.self) == "on the loop\noff the loop\n")
+            try loop.runUntilIdle()  // the posted start finds the writer started
+            #expect(pump.finish(within: .seconds(5)) == 0)
+        }
     }
 
     /// Lines queued for a writer the loop has not started yet are written
     /// by `finish`, which starts it: a loop that never turns again loses
     /// nothing.
     @Test func finishStartsAWriterTheLoopHasNotStarted() throws {
+        try withPumpAwaitingItsLoop(firstLine: "before the loop ran") { pump, loop, readEnd in
+            #expect(pump.finish(within: .seconds(5)) == 0)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            #expect(read(readEnd, &buffer, buffer.count) == 20)
+            try loop.runUntilIdle()  // the posted start finds the writer started
+            #expect(pump.droppedLines == 0)
+        }
+    }
+
+    /// A pipe, a deterministic loop and a pump waking from it, with
+    /// `firstLine` written on the loop's thread, so the writer's start waits
+    /// for the loop's turn; `body` gets the pump, the loop and the pipe's
+    /// read end. The pipe is closed after.
+    private func withPumpAwaitingItsLoop(firstLine: String,
+                                         _ body: (BoundedOutputPump, MainRunLoop, Int32) throws -> Void) throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { for descriptor in fds { close(descriptor) } }
         let loop = try MainRunLoop(deterministic: true)
         let pump = BoundedOutputPump(descriptor: fds[1], limitBytes: 1 << 20, wakingFrom: loop)
-        #expect(pump.write(line: "before the loop ran"))
-        #expect(!pump.writerThreadStarted)
-        #expect(pump.finish(within: .seconds(5)) == 0)
-        var buffer = [UInt8](repeating: 0, count: 64)
-        #expect(read(fds[0], &buffer, buffer.count) == 20)
-        try loop.runUntilIdle()  // the posted start finds the writer started
-        #expect(pump.droppedLines == 0)
+        #expect(pump.write(line: firstLine))
+        #expect(!pump.writerThreadStarted, "written on the loop's thread: started in its turn")
+        try body(pump, loop, fds[0])
+    }
+
+    /// Appends what `descriptor` has to read now, without waiting.
+    private func readAvailable(from descriptor: Int32, into received: inout [UInt8]) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, 0) > 0 {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+    }
+
+    /// Writes `line` to `pump` from a new thread (not any loop's) and
+    /// waits for the write to return; false if it did not within 10 s.
+    private func writeFromAnotherThread(_ line: String, to pump: BoundedOutputPump) -> Bool {
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+            pump.write(line: line)
+            written.signal()
+        }.start()
+        return written.wait(timeout: .now() + 10) == .success
     }
 
     /// The names of this process's threads (`/proc/self/task/*/comm`).
