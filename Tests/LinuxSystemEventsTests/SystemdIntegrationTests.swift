@@ -213,7 +213,10 @@ final class Locked<Value>: @unchecked Sendable {
                 _ = exitStatus(of: pid)
             }
         }
-        #expect(eventually { access(socketPath, F_OK) == 0 }, "systemd-socket-activate listens")
+        // Listening, not just bound: the file appears at bind(), and a
+        // connect() before the activator's listen() is refused (seen in CI,
+        // under the load of every suite at once).
+        #expect(eventually { Self.isListening(socketPath) }, "systemd-socket-activate listens")
         // The first connection starts mainloop on fd 3; it answers on the
         // socket it did not bind.
         let reply = try ControlClient.send(["query": "state"], to: socketPath)
@@ -223,6 +226,29 @@ final class Locked<Value>: @unchecked Sendable {
         reaped = true
         #expect(exitStatus(of: pid) == 0)
         #expect(access(socketPath, F_OK) == 0, "the socket file is systemd's: mainloop does not remove it")
+    }
+
+    /// Whether a Unix-domain socket bound to `path` listens: its line in
+    /// `/proc/net/unix` has `__SO_ACCEPTCON` (0x10000) in its flags.
+    static func isListening(_ path: String) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        return table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 8, fields[7] == path, let flags = Int(fields[3], radix: 16) else { return false }
+            return flags & 0x10000 != 0
+        }
+    }
+
+    /// The wait above tells a bound socket from a listening one.
+    @Test func isListeningTellsBoundFromListening() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("bound.sock")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        #expect(UnixSocketAddress.with(path) { bind(fd, $0, $1) } == 0)
+        #expect(!Self.isListening(path), "bound only")
+        #expect(listen(fd, 1) == 0)
+        #expect(Self.isListening(path))
     }
 
     @Test func refusesADescriptorThatIsNotAListeningUnixStreamSocket() throws {
