@@ -109,10 +109,13 @@ import Testing
         try loop.executeInLoop(priority: .app) { appWorkSeen = true }
         var one: UInt8 = 1
         #expect(write(descriptors[1], &one, 1) == 1)
-        // Ends the run once both ran, or after 2 s of starvation (a
-        // deadline far beyond what a fair loop needs).
+        // Ends the run once both ran and the timer kept firing meanwhile, or
+        // after 2 s of starvation (a deadline far beyond what a fair loop
+        // needs). The fires are part of the condition, not counted after a
+        // fixed time: under ThreadSanitizer in CI the first millisecond held
+        // only 8 loop turns.
         let check = loop.scheduleTimer(after: .milliseconds(1), repeating: .milliseconds(1)) {
-            if inputSeen && appWorkSeen { loop.stop() }
+            if inputSeen && appWorkSeen && fires > 10 { loop.stop() }
         }
         let giveUp = loop.scheduleTimer(after: .seconds(2)) { loop.stop() }
         try loop.run()
