@@ -121,23 +121,32 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// its turn (posted once); a line from any other thread starts it now,
     /// so lines never wait for a loop that does not turn.
     private func startWriterForLine() {
-        if let loop, loop.inLoop {
-            guard !writerStartPosted else { return }
-            do {
-                try loop.executeInLoop(priority: .system) { [self] in
-                    pthread_mutex_lock(mutex)
-                    // `finish` may have started it (and then no more are wanted).
-                    if !writerStarted, !finishing { startWriter() }
-                    pthread_mutex_unlock(mutex)
-                }
-                writerStartPosted = true
-                return
-            } catch {
-                // The loop shut down and takes no work: no turn will come,
-                // so the writer starts now, as for any other thread.
-            }
+        if writerStartPosted, loop?.inLoop == true { return }
+        if !writerStartPosted, postToLoopTurn({ [self] in
+            pthread_mutex_lock(mutex)
+            // `finish` may have started it (and then no more are wanted).
+            if !writerStarted, !finishing { startWriter() }
+            pthread_mutex_unlock(mutex)
+        }) {
+            writerStartPosted = true
+            return
         }
         startWriter()
+    }
+
+    /// Posts `work` to the loop's turn (at system priority, after the work
+    /// already ready there) when the caller is on the loop's thread; false
+    /// when it is not, or the loop shut down and takes no work (no turn will
+    /// come): the caller then acts at once. `work` takes `mutex` itself.
+    /// Called with `mutex` held.
+    private func postToLoopTurn(_ work: @escaping () -> Void) -> Bool {
+        guard let loop, loop.inLoop else { return false }
+        do {
+            try loop.executeInLoop(priority: .system, work)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Starts the writer thread; called with `mutex` held. The thread holds
@@ -223,21 +232,13 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// Wakes the sleeping writer: through the loop when called on its
     /// thread, else at once. Called with `mutex` held.
     private func wakeWriter() {
-        guard let loop, loop.inLoop else {
-            pthread_cond_signal(changed)
-            return
+        let posted = postToLoopTurn { [self] in
+            pthread_mutex_lock(mutex)
+            wakePosted = false
+            if writerWaits, !queue.isEmpty { pthread_cond_signal(changed) }
+            pthread_mutex_unlock(mutex)
         }
-        do {
-            try loop.executeInLoop(priority: .system) { [self] in
-                pthread_mutex_lock(mutex)
-                wakePosted = false
-                if writerWaits, !queue.isEmpty { pthread_cond_signal(changed) }
-                pthread_mutex_unlock(mutex)
-            }
-            wakePosted = true
-        } catch {
-            pthread_cond_signal(changed)
-        }
+        if posted { wakePosted = true } else { pthread_cond_signal(changed) }
     }
 
     /// Lines dropped so far.
