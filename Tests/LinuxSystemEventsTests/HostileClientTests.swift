@@ -373,8 +373,13 @@ extension HostileClientTests {
             _ = exitStatus(of: pid)
         }
         #expect(eventually { FileManager.default.fileExists(atPath: directory.file("s.sock")) })
-        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { pid_t($0) }
-        #expect(threads.count > 1, "the service runs helper threads (its output pumps)")
+        // The output pumps' threads start in the loop's first turn, after
+        // READY=1, so they may not exist yet when the socket appears.
+        var threads: [pid_t] = []
+        #expect(eventually {
+            threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.compactMap { pid_t($0) } ?? []
+            return threads.count > 1
+        }, "the service runs helper threads (its output pumps)")
         for thread in threads where thread != pid {
             let status = try String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)
             let line = status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") }
