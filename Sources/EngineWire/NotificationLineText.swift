@@ -6,35 +6,66 @@ import SystemNotifications
 /// whose name is fixed and whose payload is their value under one key
 /// (orientation, proximity, battery state and the like), a notification's
 /// members are `"notification":"orientationDidChange","orientation":`,
-/// then the value (for an enumerated kind, one of its cases, each printed
-/// once too), then `,"merged":` and the count. Writing a line so costs
-/// copies of bytes, where printing the members escaped each key and
-/// string again (about 2,000 instructions a line).
+/// then the value (for an enumerated kind, one of its cases), then
+/// `,"merged":` and the count; all but the count are printed once per
+/// case, as one piece. Writing a line so costs copies of bytes, where
+/// printing the members escaped each key and string again (about 2,000
+/// instructions a line).
 ///
 /// The text is what ``ObservationRecorder``'s member-by-member writing
 /// prints, byte for byte: each piece is printed by the same printer.
 struct NotificationLineText {
     /// One kind's pieces, for the rule they were printed from. A class:
     /// a line takes its kind's pieces with one retain, where a struct's
-    /// four references were retained and released one by one.
+    /// references were retained and released one by one.
     final class Pieces {
         let rule: CoalescingRule
         /// The payload's one key (a line whose timestamp has this key is
         /// written the general way, as is every line of a rule whose key
         /// is `notification` or `merged`).
         let payloadKey: String
-        /// `"notification":"<name>","<key>":`
-        let head: [UInt8]
-        /// Each enumerated case's JSON text, by case index (empty for a
-        /// kind that is not enumerated).
-        let cases: [[UInt8]]
+        /// Everything between the timestamp's members and the count, for
+        /// each enumerated case by index (empty for a kind that is not
+        /// enumerated): `"notification":"<name>","<key>":<case>,"merged":`.
+        /// One copy a line, where the head, the value and `,"merged":`
+        /// were three (each with its retain and release).
+        let caseMiddles: [[UInt8]]
+        /// The same for `true`, `false` and `null`.
+        let trueMiddle: [UInt8], falseMiddle: [UInt8], nullMiddle: [UInt8]
+        /// Whether the timestamp printed at ``ObservationRecorder``'s
+        /// generation `checkedGeneration` has `payloadKey` (looked up once
+        /// per timestamp, not once per line: a lookup compares strings).
+        /// Loop thread only, like the recorder that owns these pieces.
+        @exclusivity(unchecked) var checkedGeneration = 0
+        @exclusivity(unchecked) var keyInTimestamp = false
 
         init(rule: CoalescingRule, payloadKey: String, head: [UInt8], cases: [[UInt8]]) {
             self.rule = rule
             self.payloadKey = payloadKey
-            self.head = head
-            self.cases = cases
+            func middle(_ value: [UInt8]) -> [UInt8] { head + value + Pieces.mergedText }
+            caseMiddles = cases.map(middle)
+            trueMiddle = middle(Array("true".utf8))
+            falseMiddle = middle(Array("false".utf8))
+            nullMiddle = middle(Array("null".utf8))
         }
+
+        /// Appends the line's middle for `value` (a plain value of this
+        /// rule); false, appending nothing, for a value printed the
+        /// general way (a number).
+        func appendMiddle(_ value: EventValue, to line: inout [UInt8]) -> Bool {
+            switch value.tag {
+            case .enumCase:
+                let index = Int(value.bits)
+                guard index < caseMiddles.count else { return false }
+                line.append(contentsOf: caseMiddles[index])
+            case .bool: line.append(contentsOf: value.bits != 0 ? trueMiddle : falseMiddle)
+            case .null: line.append(contentsOf: nullMiddle)
+            case .number, .symbol: return false
+            }
+            return true
+        }
+
+        static let mergedText = Array(#","merged":"#.utf8)
     }
 
     /// By slot; nil where not printed yet. A slot whose rule does not fit
@@ -65,24 +96,10 @@ struct NotificationLineText {
         return pieces
     }
 
-    /// The JSON text of `value` (a plain value of `pieces`' rule), or nil
-    /// for a value printed the general way (a number).
-    static func valueText(_ value: EventValue, of pieces: Pieces) -> [UInt8]? {
-        switch value.tag {
-        case .enumCase:
-            let index = Int(value.bits)
-            return index < pieces.cases.count ? pieces.cases[index] : nil
-        case .bool: return value.bits != 0 ? trueText : falseText
-        case .null: return nullText
-        case .number, .symbol: return nil
-        }
-    }
-
-    private static let trueText = Array("true".utf8), falseText = Array("false".utf8), nullText = Array("null".utf8)
-
-    /// Appends `,"merged":` and the count's decimal digits.
-    static func appendMerged(_ merged: Int, to line: inout [UInt8]) {
-        line.append(contentsOf: mergedText)
+    /// Appends the count's decimal digits (what follows `,"merged":`).
+    static func appendCount(_ merged: Int, to line: inout [UInt8]) {
+        // The commonest count, one change, is one digit.
+        if merged >= 0, merged < 10 { return line.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: merged)) }
         // A count past a Double's integers (never a real one) is printed as
         // the general printer prints it, from its Double.
         guard merged >= 0, merged < 1 << 53 else {
@@ -90,6 +107,4 @@ struct NotificationLineText {
         }
         JSONValue.appendDigits(of: UInt64(merged), to: &line)
     }
-
-    private static let mergedText = Array(#","merged":"#.utf8)
 }

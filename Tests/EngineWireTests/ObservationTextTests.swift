@@ -75,6 +75,8 @@ import Testing
         try application.notifications.post(.batteryState(.full))
         try application.notifications.post(.batteryState(.unplugged))
         try application.notifications.post(.locale("fr_FR"))
+        // A count of two digits in a line written from the kind's text.
+        for index in 0..<13 { try application.notifications.post(.orientation(index % 2 == 0 ? .faceDown : .portraitUpsideDown)) }
         #expect(throws: LifecycleError.self) { try application.perform(.launch) }
         try application.perform(.foreground)
         try loop.runUntilIdle()
@@ -102,6 +104,6 @@ import Testing
         // A timestamp with the payload's key: the payload's value in its place.
         #expect(texts.contains { $0.contains(#""proximity":false,"notification":"proximityStateDidChange","merged":1}"#) })
         #expect(texts.contains { $0.hasSuffix(#""proximity":true,"merged":1}"#) })
-        #expect(texts.contains { $0.contains(#""orientation":"landscapeLeft","merged":2}"#) })
+        #expect(texts.contains { $0.hasSuffix(#""orientation":"faceDown","merged":15}"#) })
     }
 }

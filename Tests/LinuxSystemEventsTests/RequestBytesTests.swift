@@ -36,4 +36,26 @@ import Testing
         #expect(queued(ControlReply.ok, maxBytes: 11) == printed, "11 bytes of JSON fit a limit of 11")
         #expect(queued(ControlReply.ok, maxBytes: 10) == Array(#"{"replaced":true}"#.utf8 + [10]), "over the limit")
     }
+
+    /// A line's end is found where the waiting bytes start, not in what was
+    /// consumed before them, and nothing is found in an empty queue.
+    @Test func theNewlineSearchLooksOnlyAtTheWaitingBytes() {
+        var queue = ByteQueue()
+        #expect(queue.firstOffset(of: 10) == nil)
+        queue.append(contentsOf: Array("ab\ncd\n\nef".utf8))
+        #expect(queue.firstOffset(of: 10) == 2)
+        queue.consume(3)
+        #expect(queue.firstOffset(of: 10) == 2)
+        queue.consume(3)
+        #expect(queue.firstOffset(of: 10) == 0)
+        queue.consume(1)
+        #expect(queue.firstOffset(of: 10) == nil)
+        #expect(queue.firstOffset(of: UInt8(ascii: "f")) == 1)
+        queue.consume(2)
+        #expect(queue.isEmpty && queue.firstOffset(of: 10) == nil)
+        // Past a compaction (more consumed than left), and at the last byte.
+        queue.append(contentsOf: Array(repeating: UInt8(ascii: "x"), count: 100) + [10])
+        queue.consume(60)
+        #expect(queue.firstOffset(of: 10) == 40)
+    }
 }

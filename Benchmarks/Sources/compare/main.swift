@@ -1,4 +1,5 @@
 import CRawLibevent
+import EngineWire
 import Foundation
 import MainLoop
 import MainLoopJSON
@@ -54,6 +55,18 @@ let probes: [String: (Int) throws -> Void] = [
     "flush-memory": { try MainLoopContenders.flushMemory(subjects: $0) },
     // A live notification to `mainloop run`'s recorder, printed as a text line.
     "observation-line": { _ = try MainLoopContenders.observationLines(events: $0) },
+    // One event line of the control socket read from its bytes, N times.
+    "event-line": { count in
+        let line = Array(#"{"system":{"orientation":"faceUp"}}"#.utf8)
+        var total = 0
+        line.withUnsafeBufferPointer { bytes in
+            for _ in 0..<count {
+                guard let event = SystemEventLine(bytes) else { preconditionFailure("the line did not read") }
+                total &+= event.kindName.count &+ event.valueText.count
+            }
+        }
+        precondition(total > 0)
+    },
     // One observation line of `mainloop run` serialized to bytes, N times.
     "json-line": { count in
         let line: JSONObject = ["at": .number(1_795_546_609.301), "time": .string("2026-11-24T18:56:49.301Z"),
