@@ -126,9 +126,10 @@ public struct SystemEventLine {
         mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
             guard skip("\""), let base = bytes.baseAddress else { return nil }
             // The closing quote found by `memchr`, then the bytes before it
-            // checked in one pass with no branch per byte (a loop that
-            // tested each byte in turn took about twelve instructions a
-            // byte).
+            // checked in one pass that folds every byte's test into one
+            // flag instead of leaving at the first bad byte (a loop that
+            // tested each byte in turn, and could leave at each, took
+            // about twelve instructions a byte).
             let start = index, rest = bytes.count &- start
             guard rest > 0, let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), rest) else { return nil }
             let string = UnsafeBufferPointer(start: base + start,
