@@ -71,9 +71,19 @@ static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) !
 /// is added as libevent needs. Without EVENT_BASE_FLAG_PRECISE_TIMER: the
 /// loop never uses libevent's timeouts (its timers run on its own timerfd,
 /// below), and that flag makes the epoll backend call timerfd_settime on
-/// every loop pass (measured: +40 % on an fd dispatch, README).
+/// every loop pass (measured: +40 % on an fd dispatch, README). With
+/// EVENT_BASE_FLAG_NO_CACHE_TIME: libevent otherwise reads the clock after
+/// every poll to cache it for its own timeouts and
+/// event_base_gettimeofday_cached, neither of which the loop uses (it keeps
+/// its own clock); the one timeout it may add (the timers' fallback when
+/// the timerfd cannot be armed) then reads the clock itself.
 static inline struct event_base *CLibevent_base_new(int npriorities) {
-    struct event_base *base = event_base_new();
+    struct event_config *config = event_config_new();
+    if (config == NULL) return NULL;
+    struct event_base *base = NULL;
+    if (event_config_set_flag(config, EVENT_BASE_FLAG_NO_CACHE_TIME) == 0)
+        base = event_base_new_with_config(config);
+    event_config_free(config);
     if (base == NULL) return NULL;
     if (event_base_priority_init(base, npriorities) != 0) {
         event_base_free(base);

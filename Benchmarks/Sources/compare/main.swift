@@ -19,8 +19,9 @@ import NIOPosix
 let arguments = CommandLine.arguments
 let json = arguments.contains("--json")
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 7
-/// `--only SUBSTRING` measures only the rows whose name contains it (for profiling).
-let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
+/// `--only SUBSTRING` measures only the rows whose name contains it (for
+/// profiling); `--only "A|B"` those whose name contains A or B.
+let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1].split(separator: "|").map(String.init) }
 let checkTargets = arguments.contains("--check-targets")
 
 struct Contender {
@@ -196,7 +197,9 @@ let contenders: [Contender] = ([
         PeerContenders.notificationQueueCoalescing(events: million / 16)
     },
     Contender(name: "Foundation RunLoop.perform") { PeerContenders.runLoopPerform(events: million / 16) },
-]).filter { only == nil || $0.name.contains(only!) || $0.name == typedName }
+]).filter { contender in
+    only.map { $0.contains { contender.name.contains($0) } } ?? true || contender.name == typedName
+}
 
 var samples: [String: [Double]] = [:]
 for round in 1...rounds {
