@@ -55,8 +55,7 @@ extension CoalescingTable {
             case .perSubject:
                 kinds[slot].held = nil
                 let index = Int(subject)
-                let subjectSlot = subjectRecords[index].held!
-                subjectRecords[index].held = nil
+                let subjectSlot = takeHeld(subject)
                 // Only a subject back at its default may be freed after the flush.
                 if subjectSlot.current == kinds[slot].defaultValue && !subjectRecords[index].isPinned {
                     flushedSubjects.append(subject)
@@ -89,10 +88,9 @@ extension CoalescingTable {
     private mutating func flushKeyDiff(_ slot: Int) -> FlushEntry? {
         var changes = JSONObject()
         for subject in subjects[slot].heldKeys {
-            let held = subjectRecords[Int(subject)].held!
-            subjectRecords[Int(subject)].held = nil
+            let held = takeHeld(subject)
             if held.current != held.atSuspension {
-                changes[subjectRecords[Int(subject)].name] = json(held.current, slot: slot)
+                changes[subjectInfo[Int(subject)].name] = json(held.current, slot: slot)
             }
             if held.current == kinds[slot].defaultValue { flushedSubjects.append(subject) }
         }
@@ -119,7 +117,7 @@ extension CoalescingTable {
             if entry.subject < 0, kinds[slot].isPlainStandard {
                 return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: nil)
             }
-            if entry.subject >= 0, let details = subjectDetails[Int(entry.subject)] {
+            if entry.subject >= 0, let details = subjectInfo[Int(entry.subject)].details {
                 return SystemNotification(slot: slot, merged: entry.merged, encoded: entry.value, details: details)
             }
         }
@@ -165,7 +163,7 @@ extension CoalescingTable {
             }
             let held = kinds[slot].shape == .keyDiff ? subjects[slot].heldKeys : (subject >= 0 ? [subject] : [])
             for subject in held {
-                subjectRecords[Int(subject)].held = nil
+                _ = takeHeld(subject)
                 releaseSubjectIfIdle(subject)
             }
             subjects[slot].heldKeys.removeAll(keepingCapacity: true)

@@ -68,8 +68,9 @@ extension CoalescingTable {
     @usableFromInline
     mutating func recordKeyedEvent(_ event: PreparedEvent, mode: HoldingMode) throws(NotificationCenterError) -> RecordOutcome {
         let slot = Int(event.slot), subject = event.subject
-        guard subject >= 0, Int(subject) < subjectRecords.capacity, subjectRecords[Int(subject)].isLive,
-              subjectRecords[Int(subject)].slot == Int32(slot) else {
+        // A free record's slot is -1, and `slot` is not: the slot check
+        // also checks the subject is live.
+        guard subject >= 0, Int(subject) < subjectRecords.capacity, subjectRecords[Int(subject)].slot == Int32(slot) else {
             throw .foreignPreparedEvent
         }
         return RecordOutcome(recordKeyed(event.value, slot: slot, subject: subject, mode: mode), event)
@@ -111,16 +112,40 @@ extension CoalescingTable {
             // A first hold (every event of a burst over new subjects) costs
             // little more than a fold: `hold` ends the record's own link,
             // and linking it after the tail is inline.
-            if subjectRecords[index].hold(new, atSuspension: previous) {
-                heldSlots += 1
-                if keyDiff {
-                    subjects[slot].heldKeys.append(subject)
+            let count = subjectRecords[index].hold(atSuspension: previous)
+            if count <= 1 {
+                if count == 0 {
+                    carryHeldCount(of: subject)
                 } else {
-                    linkAfterHeldTail(subject)
+                    heldSlots += 1
+                    if keyDiff {
+                        subjects[slot].heldKeys.append(subject)
+                    } else {
+                        linkAfterHeldTail(subject)
+                    }
                 }
             }
             return .held
         }
+    }
+
+    /// Carries a subject's held count that just wrapped past `UInt32.max`
+    /// (to 0) into the table: 2^32 − 1 of it, leaving 1 in the record so
+    /// that it still says something is held.
+    @inline(never)
+    mutating func carryHeldCount(of subject: Int32) {
+        heldCountCarries[subject, default: 0] += Int(UInt32.max)
+        subjectRecords[Int(subject)].heldCount = 1
+    }
+
+    /// What is held for a held subject, which then holds nothing.
+    mutating func takeHeld(_ subject: Int32) -> HeldSlot {
+        let index = Int(subject)
+        precondition(subjectRecords[index].isHeld, "takeHeld of a subject that holds nothing")
+        var count = Int(subjectRecords[index].heldCount)
+        if !heldCountCarries.isEmpty, let carry = heldCountCarries.removeValue(forKey: subject) { count += carry }
+        subjectRecords[index].heldCount = 0
+        return HeldSlot(atSuspension: subjectRecords[index].valueAtSuspension, current: subjectRecords[index].value, count: count)
     }
 
     /// Appends `entry` to the held list (a first held event; rare, so not
@@ -222,10 +247,10 @@ extension CoalescingTable {
     /// A subject's shared details (its name, its kind's rule), made the
     /// first time they are needed.
     private mutating func sharedDetails(of subject: Int32, slot: Int) -> NotificationDetails {
-        if let details = subjectDetails[Int(subject)] { return details }
-        let details = NotificationDetails(subject: subjectRecords[Int(subject)].name, resolved: nil,
+        if let details = subjectInfo[Int(subject)].details { return details }
+        let details = NotificationDetails(subject: subjectInfo[Int(subject)].name, resolved: nil,
                                           customRule: descriptors[slot].customRule)
-        subjectDetails[Int(subject)] = details
+        subjectInfo[Int(subject)].details = details
         return details
     }
 }

@@ -3,8 +3,12 @@
 extension CoalescingTable {
     /// Stores a new subject of the kind at `slot`, at the kind's default.
     mutating func insertSubject(_ name: String, slot: Int) -> Int32 {
-        let index = Int32(subjectRecords.insert(SubjectRecord(name: name, slot: Int32(slot), value: kinds[slot].defaultValue)))
-        if subjectDetails.count < subjectRecords.capacity { subjectDetails.append(nil) }  // a new position, not a reused one
+        let index = Int32(subjectRecords.insert(SubjectRecord(slot: Int32(slot), value: kinds[slot].defaultValue)))
+        if subjectInfo.count < subjectRecords.capacity {
+            subjectInfo.append(SubjectInfo(name: name))  // a new position
+        } else {
+            subjectInfo[Int(index)].name = name  // a reused one
+        }
         subjects[slot].indexByName[name] = index
         return index
     }
@@ -17,9 +21,9 @@ extension CoalescingTable {
               !subjectRecords[position].isHeld else { return }
         let slot = Int(subjectRecords[position].slot)
         guard subjectRecords[position].value == kinds[slot].defaultValue else { return }
-        subjects[slot].indexByName[subjectRecords[position].name] = nil
-        subjectRecords.free(position, placeholder: SubjectRecord(name: "", slot: -1, value: .null, isLive: false))
-        subjectDetails[position] = nil
+        subjects[slot].indexByName[subjectInfo[position].name] = nil
+        subjectRecords.free(position, placeholder: .free)
+        subjectInfo[position] = .free
     }
 
     /// The most entries a list the flush empties keeps room for once a
@@ -58,17 +62,17 @@ extension CoalescingTable {
         flushEntries.shrinkIfSparse()
         for slot in subjects.indices where subjects[slot].heldKeys.capacity > kept { subjects[slot].heldKeys = [] }
         guard subjectStorageIsSparse else { return true }
-        var moved: [(slot: Int, name: String, from: Int, to: Int)] = []
+        var moved: [(slot: Int, from: Int, to: Int)] = []
         subjectRecords.compact(isFree: { !$0.isLive }, canMove: { !$0.isPinned }) { record, from, to in
-            moved.append((Int(record.slot), record.name, from, to))
+            moved.append((Int(record.slot), from, to))
         }
-        for (slot, name, from, to) in moved {
-            subjects[slot].indexByName[name] = Int32(to)
-            subjectDetails[to] = subjectDetails[from]
-            subjectDetails[from] = nil
+        for (slot, from, to) in moved {
+            subjectInfo[to] = subjectInfo[from]
+            subjectInfo[from] = .free
+            subjects[slot].indexByName[subjectInfo[to].name] = Int32(to)
         }
-        while subjectDetails.count > subjectRecords.capacity { _ = subjectDetails.removeLast() }
-        subjectDetails.shrinkIfSparse()
+        while subjectInfo.count > subjectRecords.capacity { _ = subjectInfo.removeLast() }
+        subjectInfo.shrinkIfSparse()
         for slot in subjects.indices where subjects[slot].indexByName.capacity > 4 * max(subjects[slot].indexByName.count, 256) {
             subjects[slot].indexByName = Dictionary(uniqueKeysWithValues: subjects[slot].indexByName.map { ($0.key, $0.value) })
         }
@@ -90,8 +94,8 @@ extension CoalescingTable {
             mark(kinds[slot].held)
         }
         for index in 0..<subjectRecords.capacity where subjectRecords[index].isLive {
-            mark(subjectRecords[index].value)
-            mark(subjectRecords[index].held)  // nil (nothing marked) when nothing is held
+            mark(subjectRecords[index].value)  // also the held value after the latest held event
+            if subjectRecords[index].isHeld { mark(subjectRecords[index].valueAtSuspension) }
         }
         symbols.sweep(keeping: live)
     }

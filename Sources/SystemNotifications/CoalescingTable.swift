@@ -108,10 +108,13 @@ public struct CoalescingTable: ~Copyable {
     var subjects: [KindSubjects] = []
     /// Every keyed kind's subjects, by index.
     var subjectRecords = FreeListArray<SubjectRecord>()
-    /// Each subject's notification details (its name, its kind's rule),
-    /// by the same index, made the first time a notification needs them.
-    /// Beside the records, not in them: a record stays one cache line.
-    var subjectDetails = OwnedArray<NotificationDetails?>()
+    /// Each subject's name and notification details, by the same index.
+    /// Beside the records, not in them: a record stays 32 bytes.
+    var subjectInfo = OwnedArray<SubjectInfo>()
+    /// What a held subject's count passed `UInt32.max` by (a record keeps
+    /// 32 bits of it), by subject; empty unless one subject folded over
+    /// four billion events in one suspension.
+    var heldCountCarries: [Int32: Int] = [:]
     var slotsByName: [String: Int] = [:]
     var symbols = SymbolTable()
     /// The first and the last entry of the held list (``HeldList``).

@@ -19,44 +19,49 @@ struct HeldSlot {
 /// All kinds' subjects live in one slab of the table, by index: an event
 /// carries the index, so recording it is one array access, not a hash.
 ///
-/// 64 bytes, one cache line: holding over 10^6 subjects streams the
-/// records through the cache, so their size is the cost. For that the
-/// values are kept as their parts (an `EventValue` is 9 bytes in a
-/// 16-byte stride), "nothing held" is a held count of 0, and the
-/// notification details live beside the slab (``CoalescingTable``'s
-/// `subjectDetails`). ``value`` and ``held`` read and write them whole.
+/// 32 bytes, half a cache line: holding over 10^6 subjects streams the
+/// records through the cache, so their size is the cost (at 64 bytes a
+/// first hold over 10^6 subjects took 1.15–1.25× one over 10^3; padded to
+/// 128 bytes, 1.34×). For that:
+/// - the values are kept as their parts (an `EventValue` is 9 bytes in a
+///   16-byte stride), and "nothing held" is a held count of 0;
+/// - the held value after the latest held event is not stored: every held
+///   event also sets the current value, so it is ``value``;
+/// - the held count is 32 bits; the table carries what passes 2^32 − 1
+///   (`CoalescingTable.heldCountCarries`), so the count stays exact;
+/// - a free record is one whose ``slot`` is −1;
+/// - the subject's name and notification details live beside the slab
+///   (``SubjectInfo``), read only to name a subject, never on the hot path.
 struct SubjectRecord {
-    /// The subject's id as given (empty while the record is free).
-    var name: String
     /// The bits of ``value``.
     var valueBits: UInt64
-    /// The bits of ``held``'s value at suspension.
+    /// The bits of the value at suspension (while something is held).
     var heldAtSuspensionBits: UInt64 = 0
-    /// The bits of ``held``'s current value.
-    var heldCurrentBits: UInt64 = 0
-    /// How many held events ``held`` folds; 0 when nothing is held.
-    var heldCount = 0
-    /// The kind it belongs to.
+    /// The kind it belongs to; −1 while the record is free.
     var slot: Int32
     /// The entry after this subject's in the held list (see ``HeldList``).
     var nextHeld = HeldList.end
+    /// How many held events it folds (plus the table's carry for it);
+    /// 0 when nothing is held.
+    var heldCount: UInt32 = 0
     /// The tag of ``value``.
     var valueTag: EventValue.Tag
-    /// The tags of ``held``'s two values.
+    /// The tag of the value at suspension.
     var heldAtSuspensionTag = EventValue.Tag.null
-    var heldCurrentTag = EventValue.Tag.null
     /// Kept even at the default: a user's prepared event refers to it.
     var isPinned = false
-    /// In use (not on the free list).
-    var isLive = true
 
-    init(name: String, slot: Int32, value: EventValue, isLive: Bool = true) {
-        self.name = name
+    init(slot: Int32, value: EventValue) {
         self.slot = slot
         self.valueBits = value.bits
         self.valueTag = value.tag
-        self.isLive = isLive
     }
+
+    /// What a freed position holds until it is reused.
+    static var free: SubjectRecord { SubjectRecord(slot: -1, value: .null) }
+
+    /// In use (not on the free list).
+    var isLive: Bool { slot >= 0 }
 
     /// Its current value (the kind's default until an event changes it).
     var value: EventValue {
@@ -70,40 +75,38 @@ struct SubjectRecord {
     /// Whether something is held for it.
     var isHeld: Bool { heldCount != 0 }
 
-    /// What is held for it while suspended.
-    var held: HeldSlot? {
-        get {
-            guard heldCount != 0 else { return nil }
-            return HeldSlot(atSuspension: EventValue(tag: heldAtSuspensionTag, bits: heldAtSuspensionBits),
-                            current: EventValue(tag: heldCurrentTag, bits: heldCurrentBits), count: heldCount)
-        }
-        set {
-            guard let newValue else {
-                heldCount = 0
-                return
-            }
-            heldAtSuspensionTag = newValue.atSuspension.tag
-            heldAtSuspensionBits = newValue.atSuspension.bits
-            heldCurrentTag = newValue.current.tag
-            heldCurrentBits = newValue.current.bits
-            heldCount = newValue.count
-        }
-    }
+    /// The value it had when the first held event came (while held).
+    var valueAtSuspension: EventValue { EventValue(tag: heldAtSuspensionTag, bits: heldAtSuspensionBits) }
 
-    /// Holds one more event that leaves it at `current`: the first one
+    /// Holds one more event, which already set ``value``: the first one
     /// also keeps the value at suspension and ends the record's link in the
     /// held list (the caller appends it there, or to its kind's held keys,
-    /// where the link is unused). Returns whether it was the first.
-    mutating func hold(_ current: EventValue, atSuspension: EventValue) -> Bool {
-        let first = heldCount == 0
-        if first {
+    /// where the link is unused).
+    /// - Returns: the new held count: 1 for the first held event, 0 when
+    ///   the count wrapped past `UInt32.max` (the caller carries it, see
+    ///   `CoalescingTable.carryHeldCount`). One compare tells a fold
+    ///   (above 1) from both.
+    mutating func hold(atSuspension: EventValue) -> UInt32 {
+        if heldCount == 0 {
             heldAtSuspensionTag = atSuspension.tag
             heldAtSuspensionBits = atSuspension.bits
             nextHeld = HeldList.end
         }
-        heldCurrentTag = current.tag
-        heldCurrentBits = current.bits
         heldCount &+= 1
-        return first
+        return heldCount
     }
+}
+
+/// What the table keeps for a subject beside its ``SubjectRecord``: read to
+/// name the subject (a notification, a keyDiff map, the name index), never
+/// to record an event.
+struct SubjectInfo {
+    /// The subject's id as given (empty while the position is free).
+    var name: String
+    /// Its notification details (its name, its kind's rule), made the
+    /// first time a notification needs them.
+    var details: NotificationDetails?
+
+    /// A freed position's.
+    static var free: SubjectInfo { SubjectInfo(name: "", details: nil) }
 }
