@@ -93,6 +93,17 @@ enum ActorContenders {
         return [.mainLoop: totals.mainLoop / Double(calls), .nio: totals.nio / Double(calls)]
     }
 
+    /// `calls` calls to one side's executor-bound actor alone (a probe: to
+    /// count what a call costs each side, e.g. its system calls).
+    static func oneSide(_ side: Side, calls: Int) throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let thread = try LoopThread.start()
+        let counter = ExecutorBoundCounter(executor: side == .mainLoop ? thread.loop.executor : group.next().executor)
+        _ = roundTrips(calls) { await counter.increment() }
+        try thread.stopAndJoin()
+        try group.syncShutdownGracefully()
+    }
+
     /// A default actor.
     static func defaultActor(calls: Int) -> Double {
         let counter = DefaultCounter()

@@ -53,6 +53,9 @@ let probes: [String: (Int) throws -> Void] = [
     "flush": { _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: $0) },
     "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
     "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
+    // Calls to an actor on `loop.executor`, or on a SwiftNIO loop's executor.
+    "actor-mainloop": { try ActorContenders.oneSide(.mainLoop, calls: $0) },
+    "actor-nio": { try ActorContenders.oneSide(.nio, calls: $0) },
     "flush-memory": { try MainLoopContenders.flushMemory(subjects: $0) },
     // A live notification to `mainloop run`'s recorder, printed as a text line.
     "observation-line": { _ = try MainLoopContenders.observationLines(events: $0) },
