@@ -63,6 +63,16 @@ static inline struct event *CLibevent_fd_event_new(struct event_base *base,
     return event_new(base, fd, what, callback, context);
 }
 
+/// A persistent, edge-triggered read event: it fires once for each write
+/// to the descriptor that comes after the loop collected the previous one,
+/// whether or not the descriptor was read (an eventfd's counter then only
+/// grows, 1 a write, which takes 2^64 writes to fill).
+static inline struct event *CLibevent_edge_read_event_new(struct event_base *base, int fd,
+                                                          event_callback_fn callback,
+                                                          void *context) {
+    return event_new(base, fd, EV_READ | EV_PERSIST | EV_ET, callback, context);
+}
+
 /// Readiness bits as plain ints, for the callback side.
 static inline int CLibevent_is_readable(short what) { return (what & EV_READ) != 0; }
 static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) != 0; }
@@ -83,7 +93,14 @@ static inline struct event_base *CLibevent_base_new(int npriorities) {
     struct event_config *config = event_config_new();
     if (config == NULL) return NULL;
     struct event_base *base = NULL;
-    if (event_config_set_flag(config, EVENT_BASE_FLAG_NO_CACHE_TIME) == 0)
+    // The environment does not choose the backend (libevent reads
+    // EVENT_NOEPOLL and the like unless told not to), and the backend must
+    // do edge-triggered events: the channels' eventfds are never read
+    // (`CLibevent_edge_read_event_new`), so a level-triggered one would
+    // report them ready on every pass and the loop would never sleep.
+    if (event_config_set_flag(config, EVENT_BASE_FLAG_NO_CACHE_TIME) == 0
+        && event_config_set_flag(config, EVENT_BASE_FLAG_IGNORE_ENV) == 0
+        && event_config_require_features(config, EV_FEATURE_ET) == 0)
         base = event_base_new_with_config(config);
     event_config_free(config);
     if (base == NULL) return NULL;

@@ -130,7 +130,10 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         super.init(core: core, priority: priority)
         let context = Unmanaged.passUnretained(self as ChannelBase).toOpaque()
         drainEvent = CLibevent_user_event_new(base, drainTrampoline, context)
-        wakeEvent = CLibevent_fd_event_new(base, fd, 1, 0, remoteTrampoline, context)
+        // Edge-triggered, so the loop need not read the eventfd to stop it
+        // firing: a wake costs the poster's write and the loop's epoll_wait,
+        // not a third system call (see `receive`).
+        wakeEvent = CLibevent_edge_read_event_new(base, fd, remoteTrampoline, context)
         guard let drainEvent, let wakeEvent,
               event_priority_set(drainEvent, Int32(priority.rawValue)) == 0,
               event_priority_set(wakeEvent, Int32(priority.rawValue)) == 0,
@@ -232,10 +235,11 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     /// scheduled: the caller runs or schedules one.
     @inlinable
     static func receive(_ channel: EventChannel<Value>) -> Bool {
-        var counter: UInt64 = 0
-        // Read (reset) the eventfd *before* taking the batch: a post that
-        // lands after the swap then writes the fd again and is not lost.
-        _ = read(channel.wakeFD, &counter, 8)
+        // The eventfd is not read: its event is edge-triggered, and every
+        // write epoll has not reported yet is reported on the next wait. A
+        // post that lands after the swap below writes the fd (the swap
+        // clears `wakePending`) and so wakes the loop again; one whose
+        // write comes after its batch was taken wakes it once for nothing.
         channel.inbox.withLock { inbox in
             swap(&inbox.items, &channel.spare)
             inbox.wakePending = false

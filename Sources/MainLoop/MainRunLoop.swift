@@ -47,6 +47,9 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Whether this loop runs on the manual clock.
     public var isDeterministic: Bool { core.isDeterministic }
+
+    /// The libevent backend the loop's base uses ("epoll"; tests).
+    var backendMethod: String { core.base.map { String(cString: event_base_get_method($0)) } ?? "" }
     @usableFromInline let core: LoopCore
     /// What the loop is doing (a `RunPhase`), changed only on the loop
     /// thread, by ``begin(_:)``, ``end()`` and `shutdown()`, and read from
