@@ -50,6 +50,7 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// The libevent backend the loop's base uses ("epoll"; tests).
     var backendMethod: String { core.base.map { String(cString: event_base_get_method($0)) } ?? "" }
+
     @usableFromInline let core: LoopCore
     /// What the loop is doing (a `RunPhase`), changed only on the loop
     /// thread, by ``begin(_:)``, ``end()`` and `shutdown()`, and read from
