@@ -187,8 +187,8 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         // held. The fd stays open until the channel is freed (`deinit`, not
         // `close()`), and the caller holds the channel while it posts, so
         // this write cannot reach a descriptor reused for something else.
-        // A write that comes after the loop already took this batch (it
-        // reads the fd before it swaps) only wakes it once for nothing.
+        // A write that comes after the loop already took this batch only
+        // wakes it once for nothing (the fd is edge-triggered: see `receive`).
         guard mustWake else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
