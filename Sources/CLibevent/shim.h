@@ -49,17 +49,21 @@ static inline struct event *CLibevent_user_event_new(struct event_base *base,
     return event_new(base, -1, 0, callback, context);
 }
 
-/// EV_READ/EV_WRITE/EV_PERSIST are ints in the header but event_new takes a
-/// short; this wrapper takes the Swift-friendly readiness bits and adds
-/// EV_PERSIST so an fd source stays registered until removed.
+/// EV_READ/EV_WRITE/EV_CLOSED/EV_PERSIST are ints in the header but
+/// event_new takes a short; this wrapper takes the Swift-friendly readiness
+/// bits and adds EV_PERSIST so an fd source stays registered until removed.
+/// EV_CLOSED is the peer's shutdown of its sending side (EPOLLRDHUP; the
+/// base requires EV_FEATURE_EARLY_CLOSE, so it is seen without a read).
 static inline struct event *CLibevent_fd_event_new(struct event_base *base,
                                                    int fd, int want_read,
                                                    int want_write,
+                                                   int want_closed,
                                                    event_callback_fn callback,
                                                    void *context) {
     short what = EV_PERSIST;
     if (want_read) what |= EV_READ;
     if (want_write) what |= EV_WRITE;
+    if (want_closed) what |= EV_CLOSED;
     return event_new(base, fd, what, callback, context);
 }
 
@@ -76,6 +80,7 @@ static inline struct event *CLibevent_edge_read_event_new(struct event_base *bas
 /// Readiness bits as plain ints, for the callback side.
 static inline int CLibevent_is_readable(short what) { return (what & EV_READ) != 0; }
 static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) != 0; }
+static inline int CLibevent_is_closed(short what) { return (what & EV_CLOSED) != 0; }
 
 /// A base with `npriorities` priority queues, initialised before any event
 /// is added as libevent needs. The loop's timers run on its own timerfd
@@ -97,10 +102,12 @@ static inline struct event_base *CLibevent_base_new(int npriorities) {
     // EVENT_NOEPOLL and the like unless told not to), and the backend must
     // do edge-triggered events: the channels' eventfds are never read
     // (`CLibevent_edge_read_event_new`), so a level-triggered one would
-    // report them ready on every pass and the loop would never sleep.
+    // report them ready on every pass and the loop would never sleep. It
+    // must also report a peer's shutdown without a read (EV_CLOSED, epoll's
+    // EPOLLRDHUP), which fd sources offer as `Readiness.peerClosed`.
     if (event_config_set_flag(config, EVENT_BASE_FLAG_NO_CACHE_TIME) == 0
         && event_config_set_flag(config, EVENT_BASE_FLAG_IGNORE_ENV) == 0
-        && event_config_require_features(config, EV_FEATURE_ET) == 0)
+        && event_config_require_features(config, EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE) == 0)
         base = event_base_new_with_config(config);
     event_config_free(config);
     if (base == NULL) return NULL;

@@ -4,6 +4,7 @@ private let fdTrampoline: event_callback_fn = { _, what, context in
     var ready: Readiness = []
     if CLibevent_is_readable(what) != 0 { ready.insert(.read) }
     if CLibevent_is_writable(what) != 0 { ready.insert(.write) }
+    if CLibevent_is_closed(what) != 0 { ready.insert(.peerClosed) }
     // Borrowed, not retained: the registry holds the source, and a source
     // removed by its own handler stays alive until the loop's janitor runs.
     Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in
@@ -78,6 +79,7 @@ public final class FileDescriptorSource: LoopRegistered {
         guard let created = CLibevent_fd_event_new(
             base, fileDescriptor,
             interest.contains(.read) ? 1 : 0, interest.contains(.write) ? 1 : 0,
+            interest.contains(.peerClosed) ? 1 : 0,
             fdTrampoline, context)
         else { throw systemError("event_new for fd \(fileDescriptor)") }
         guard event_priority_set(created, Int32(priority.rawValue)) == 0, CLibevent_add(created) == 0 else {

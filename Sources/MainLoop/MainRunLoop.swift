@@ -138,7 +138,7 @@ public final class MainRunLoop: @unchecked Sendable {
             throw error
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        controlEvent = CLibevent_fd_event_new(base, controlFD, 1, 0, controlTrampoline, context)
+        controlEvent = CLibevent_fd_event_new(base, controlFD, 1, 0, 0, controlTrampoline, context)
         do throws(MainLoopError) {
             let janitor = CLibevent_user_event_new(base, janitorTrampoline, Unmanaged.passUnretained(core).toOpaque())
             guard let janitor, event_priority_set(janitor, Int32(LoopPriority.app.rawValue)) == 0 else {

@@ -7,6 +7,14 @@ public struct Readiness: OptionSet, Sendable, Hashable {
     public static let read = Readiness(rawValue: 1 << 0)
     /// The fd is writable.
     public static let write = Readiness(rawValue: 1 << 1)
+    /// The peer of a socket shut down its sending side, or closed (epoll's
+    /// `EPOLLRDHUP`): known when the loop looks, without a read, even with
+    /// the peer's data still unread. Reported only to a source that asks
+    /// for it, and level-triggered like the rest: it stays reported on
+    /// every pass until the source stops asking for it (asked for with
+    /// `.read`, it comes when `.read` would anyway, since end of file is
+    /// readable). A pipe or another kind of file never reports it.
+    public static let peerClosed = Readiness(rawValue: 1 << 2)
     /// Both.
     public static let readWrite: Readiness = [.read, .write]
 }

@@ -72,7 +72,7 @@ final class TimerScheduler {
         timerFD = CLinux_monotonic_timerfd()
         guard timerFD >= 0 else { throw systemError("timerfd_create") }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let event = CLibevent_fd_event_new(base, timerFD, 1, 0, timerTrampoline, context),
+        guard let event = CLibevent_fd_event_new(base, timerFD, 1, 0, 0, timerTrampoline, context),
               event_priority_set(event, Int32(LoopPriority.system.rawValue)) == 0, CLibevent_add(event) == 0
         else {
             let error = systemError("creating the loop's timer event")

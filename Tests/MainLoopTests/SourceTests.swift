@@ -38,6 +38,51 @@ import Testing
         #expect(throws: MainLoopError.sourceRemoved) { try source.remove() }
     }
 
+    /// `.peerClosed` comes with `.read` once the socket's peer shuts down
+    /// its sending side, with its data still unread; data alone does not
+    /// bring it, nor does a shutdown to a source that does not ask for it.
+    @Test(arguments: [true, false])
+    func peerClosedIsReportedWhenThePeerShutsDown(asked: Bool) throws {
+        let loop = try MainRunLoop()
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        var reports: [Readiness] = []
+        var source: FileDescriptorSource!
+        source = try loop.addFileDescriptor(ends[0], interest: asked ? [.read, .peerClosed] : .read) { ready in
+            reports.append(ready)
+            // Level-triggered: a shut-down peer stays readable, so stop
+            // watching once it has been seen (nothing is read, so the data
+            // is still unread when the shutdown is reported).
+            if reports.count == 2 { try? source.update(interest: []) }
+        }
+        var byte: UInt8 = 1
+        #expect(send(ends[1], &byte, 1, 0) == 1)
+        try loop.runOnce()
+        #expect(reports == [.read])
+        #expect(shutdown(ends[1], Int32(SHUT_WR)) == 0)
+        try loop.runUntilIdle()
+        #expect(reports == [.read, asked ? [.read, .peerClosed] : .read])
+    }
+
+    /// A pipe has no shutdown to report: its writer's close is end of file,
+    /// `.read` alone.
+    @Test func aPipeNeverReportsPeerClosed() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        var reports: [Readiness] = []
+        var source: FileDescriptorSource!
+        source = try loop.addFileDescriptor(ends[0], interest: [.read, .peerClosed]) { ready in
+            reports.append(ready)
+            try? source.update(interest: [])
+        }
+        close(ends[1])
+        try loop.runUntilIdle()
+        #expect(reports == [.read])
+    }
+
     @Test func parkedSourceDeliversNothingUntilResumed() throws {
         let loop = try MainRunLoop(deterministic: true)
         let pipe = TestPipe()
