@@ -67,6 +67,11 @@ static inline struct event *CLibevent_fd_event_new(struct event_base *base,
     return event_new(base, fd, what, callback, context);
 }
 
+/// fdTrampoline (FileDescriptorSource.swift) maps these bits to `Readiness`
+/// (read 0x01, write 0x02, peerClosed 0x40) by shifting them down by one.
+_Static_assert(EV_READ == 0x02 && EV_WRITE == 0x04 && EV_CLOSED == 0x80,
+               "libevent's readiness bits moved: update fdTrampoline");
+
 /// A persistent, edge-triggered read event: it fires once for each write
 /// to the descriptor that comes after the loop collected the previous one,
 /// whether or not the descriptor was read (an eventfd's counter then only
@@ -77,10 +82,6 @@ static inline struct event *CLibevent_edge_read_event_new(struct event_base *bas
     return event_new(base, fd, EV_READ | EV_PERSIST | EV_ET, callback, context);
 }
 
-/// Readiness bits as plain ints, for the callback side.
-static inline int CLibevent_is_readable(short what) { return (what & EV_READ) != 0; }
-static inline int CLibevent_is_writable(short what) { return (what & EV_WRITE) != 0; }
-static inline int CLibevent_is_closed(short what) { return (what & EV_CLOSED) != 0; }
 
 /// A base with `npriorities` priority queues, initialised before any event
 /// is added as libevent needs. The loop's timers run on its own timerfd

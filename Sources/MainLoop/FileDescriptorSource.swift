@@ -1,10 +1,11 @@
 import CLibevent
 
 private let fdTrampoline: event_callback_fn = { _, what, context in
-    var ready: Readiness = []
-    if CLibevent_is_readable(what) != 0 { ready.insert(.read) }
-    if CLibevent_is_writable(what) != 0 { ready.insert(.write) }
-    if CLibevent_is_closed(what) != 0 { ready.insert(.peerClosed) }
+    // libevent's EV_READ (0x02), EV_WRITE (0x04) and EV_CLOSED (0x80) are
+    // `Readiness`'s bits shifted up by one: a shift and a mask (three tests
+    // of the bits took eight instructions more an event). shim.h fails to
+    // compile if libevent's values ever differ.
+    let ready = Readiness(rawValue: UInt8(truncatingIfNeeded: UInt16(bitPattern: what) >> 1) & Readiness.all.rawValue)
     // Borrowed, not retained: the registry holds the source, and a source
     // removed by its own handler stays alive until the loop's janitor runs.
     Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in

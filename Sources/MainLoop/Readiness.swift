@@ -14,7 +14,10 @@ public struct Readiness: OptionSet, Sendable, Hashable {
     /// every pass until the source stops asking for it (asked for with
     /// `.read`, it comes when `.read` would anyway, since end of file is
     /// readable). A pipe or another kind of file never reports it.
-    public static let peerClosed = Readiness(rawValue: 1 << 2)
+    public static let peerClosed = Readiness(rawValue: 1 << 6)
     /// Both.
     public static let readWrite: Readiness = [.read, .write]
+    /// Every bit a source can be reported. (Each is libevent's bit for it
+    /// shifted down by one, so the loop converts with a shift and a mask.)
+    static let all: Readiness = [.read, .write, .peerClosed]
 }
