@@ -82,7 +82,6 @@ static inline struct event *CLibevent_edge_read_event_new(struct event_base *bas
     return event_new(base, fd, EV_READ | EV_PERSIST | EV_ET, callback, context);
 }
 
-
 /// A base with `npriorities` priority queues, initialised before any event
 /// is added as libevent needs. The loop's timers run on its own timerfd
 /// (libevent's timeouts only stand in when the kernel refuses to arm it),

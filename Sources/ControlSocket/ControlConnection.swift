@@ -56,8 +56,10 @@ final class ControlConnection {
         self.loop = loop
         lastActivity = loop.now
         source = try loop.addFileDescriptor(fd, interest: Self.reading, priority: .input, owner: self) { connection, ready in
-            // Only `.read` and `.peerClosed` watched: the client was there
-            // when the loop looked (an error is reported as read and write).
+            // Readable with no shutdown reported (and no error, which comes
+            // as read and write): the client was there when the loop looked.
+            // With replies waiting (`.write` watched too) this says nothing,
+            // and the batch asks the socket as before.
             if ready.contains(.read) { connection.readable(peerWasThere: ready == .read) }
             if ready.contains(.write) { connection.flush() }
         }

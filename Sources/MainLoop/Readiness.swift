@@ -13,7 +13,8 @@ public struct Readiness: OptionSet, Sendable, Hashable {
     /// for it, and level-triggered like the rest: it stays reported on
     /// every pass until the source stops asking for it (asked for with
     /// `.read`, it comes when `.read` would anyway, since end of file is
-    /// readable). A pipe or another kind of file never reports it.
+    /// readable). A pipe never reports it: its writer's close is end of
+    /// file, `.read`.
     public static let peerClosed = Readiness(rawValue: 1 << 6)
     /// Both.
     public static let readWrite: Readiness = [.read, .write]
