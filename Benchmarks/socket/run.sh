@@ -5,10 +5,12 @@
 # (release build) and a C libevent line server answering the same reply.
 # Then issue 21's goals, each checked in every round (ratios are taken within
 # a round, side by side): 1x1 >= 0.7x the floor, 1x16 >= 0.33x the floor,
-# 8x16 p99 <= 1 ms, events >= 250 k/s. Each line also gives the server's CPU
+# 8x16 p99 <= 1 ms, events >= 250 k/s, with the median of the rounds beside
+# (the run's value as `compare` reads a row). Each line also gives the server's CPU
 # time per request, and a table of those ends the run, then the events beside
 # the floor answering the same lines (not a goal: the kernel's and libevent's
-# own rate for them at that moment).
+# own rate for them at that moment), and in how many rounds each of the two
+# reached the events goal's rate.
 # The client drives its connections from one thread (client.c says why);
 # 8x16 is also measured with a client thread per connection (the client
 # before 25 November 2026, "threads" lines), reported beside, not a goal.
@@ -63,7 +65,7 @@ for round in $(seq "$rounds"); do
   echo "floor    events $(measure "$floor_pid" "$work/floor.sock" 1 16 "$seconds" "${event_lines[@]}")"
 done | tee "$work/results"
 /usr/bin/python3 - "$work/results" <<'PY'
-import re, sys
+import re, statistics, sys
 rounds, current = [], None
 for line in open(sys.argv[1]):
     if line.startswith("== round"):
@@ -81,13 +83,18 @@ goals = [
     ("state 8x16 p99 <= 1000 us", lambda r: r[("mainloop", "", "8x16")][1], 1000, " us"),
     ("events 1x16 >= 250000/s", lambda r: r[("mainloop", "events", "1x16")][0], 250000, "/s"),
 ]
-print("\n| goal | per round | met in |")
-print("|---|---|---|")
+def shown(value, unit):
+    return f"{value:.2f}{unit}" if unit == "x" else f"{value:.0f}{unit}"
+# Each goal per round, and the median of the rounds (as `compare` gives a
+# row's median of its rounds): the per-round count is the strict reading.
+print("\n| goal | per round | median of the rounds | met in |")
+print("|---|---|---|---|")
 for title, measure, limit, unit in goals:
     values = [measure(r) for r in complete]
     at_most = "<=" in title
     met = sum(1 for v in values if (v <= limit if at_most else v >= limit))
-    print(f"| {title} | {', '.join(f'{v:.2f}{unit}' if unit == 'x' else f'{v:.0f}{unit}' for v in values)} | {met} of {len(values)} |")
+    median = statistics.median(values) if values else float("nan")
+    print(f"| {title} | {', '.join(shown(v, unit) for v in values)} | {shown(median, unit)} | {met} of {len(values)} |")
 print("\n| 8x16 p99 (us) | mainloop, per round | floor, per round |")
 print("|---|---|---|")
 for variant, title in (("", "one client thread"), ("threads", "a client thread per connection")):
@@ -109,4 +116,8 @@ mine = [r[("mainloop", "events", "1x16")][0] for r in complete]
 floor = [r[("floor", "events", "1x16")][0] for r in complete]
 print(f"| the same event lines | {', '.join(f'{v / 1000:.0f}' for v in mine)} | {', '.join(f'{v / 1000:.0f}' for v in floor)} | "
       f"{', '.join(f'{m / f:.2f}x' for m, f in zip(mine, floor))} |")
+# The events goal is an absolute rate: where the VM is slow for a moment,
+# the floor, which does nothing with a line but answer it, can miss it too.
+print(f"\nevents at or above 250000/s: mainloop in {sum(1 for v in mine if v >= 250000)} of {len(mine)} rounds, "
+      f"the floor in {sum(1 for v in floor if v >= 250000)} of {len(floor)}")
 PY
