@@ -77,11 +77,12 @@ for line in open(sys.argv[1]):
         who, variant, clients, depth, rate, p50, p99, cpu = match.groups()
         current[(who, (variant or "").strip(), clients + "x" + depth)] = (float(rate), float(p99), float(cpu))
 complete = [r for r in rounds if len(r) == 10]
+events_goal = 250000  # requests a second, pipelined (the goal, and the count that ends the run)
 goals = [
     ("state 1x1 >= 0.7x the floor", lambda r: r[("mainloop", "", "1x1")][0] / r[("floor", "", "1x1")][0], 0.7, "x"),
     ("state 1x16 >= 0.33x the floor", lambda r: r[("mainloop", "", "1x16")][0] / r[("floor", "", "1x16")][0], 0.33, "x"),
     ("state 8x16 p99 <= 1000 us", lambda r: r[("mainloop", "", "8x16")][1], 1000, " us"),
-    ("events 1x16 >= 250000/s", lambda r: r[("mainloop", "events", "1x16")][0], 250000, "/s"),
+    (f"events 1x16 >= {events_goal}/s", lambda r: r[("mainloop", "events", "1x16")][0], events_goal, "/s"),
 ]
 def shown(value, unit):
     return f"{value:.2f}{unit}" if unit == "x" else f"{value:.0f}{unit}"
@@ -118,6 +119,6 @@ print(f"| the same event lines | {', '.join(f'{v / 1000:.0f}' for v in mine)} | 
       f"{', '.join(f'{m / f:.2f}x' for m, f in zip(mine, floor))} |")
 # The events goal is an absolute rate: where the VM is slow for a moment,
 # the floor, which does nothing with a line but answer it, can miss it too.
-print(f"\nevents at or above 250000/s: mainloop in {sum(1 for v in mine if v >= 250000)} of {len(mine)} rounds, "
-      f"the floor in {sum(1 for v in floor if v >= 250000)} of {len(floor)}")
+print(f"\nevents at or above {events_goal}/s: mainloop in {sum(1 for v in mine if v >= events_goal)} of {len(mine)} rounds, "
+      f"the floor in {sum(1 for v in floor if v >= events_goal)} of {len(floor)}")
 PY
