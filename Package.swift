@@ -5,7 +5,8 @@ import PackageDescription
 //
 // Module graph (each arrow is "depends on"):
 //   CLibevent, CLinux     system libraries (libevent-dev; Linux system calls)
-//   MainLoop           -> CLibevent, CLinux   serial run loop, no lifecycle knowledge
+//   CThreadToken                              a per-thread token that is never reused (the loop's owner)
+//   MainLoop           -> CLibevent, CLinux, CThreadToken   serial run loop, no lifecycle knowledge
 //   MainLoopJSON                              small JSON value (exact numbers), parser, printer, Decodable
 //   SystemNotifications -> MainLoopJSON       pure coalescing engine: kinds, rules, plain-data events, CoalescingTable
 //   AppLifecycle       -> MainLoop, SystemNotifications (CLinux: malloc_trim)   pure state machine + Application (ordered inbox,
@@ -66,7 +67,9 @@ let package = Package(
         // sd-bus's headers (Debian's libsystemd-dev); libsystemd itself is
         // opened when the D-Bus sources start, never linked.
         .target(name: "CSystemd"),
-        .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux"]),
+        // The loop's thread identity: a per-thread token never reused.
+        .target(name: "CThreadToken"),
+        .target(name: "MainLoop", dependencies: ["CLibevent", "CLinux", "CThreadToken"]),
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "CLinux"]),
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),

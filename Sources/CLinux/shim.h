@@ -5,7 +5,7 @@
 // Swift's Glibc module does not import them or drops their flags (macros,
 // enum-plus-macro pairs): eventfd and timerfd (the loop's wake-ups and its
 // timer clock, the CLOCK_REALTIME set detector), epoll (a PSI trigger's
-// POLLPRI), the thread id, thread names, and libdispatch's main-queue hooks. Each wrapper
+// POLLPRI), thread names, and libdispatch's main-queue hooks. Each wrapper
 // only gives Swift a typed name. (CLibevent wraps libevent alone.)
 
 #include <linux/netlink.h>
@@ -108,24 +108,6 @@ static inline int CLinux_is_main_thread(void) { return getpid() == (pid_t)syscal
 /// show it (the kernel keeps the first 15 bytes). One prctl, no file.
 static inline void CLinux_name_current_thread(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
-}
-
-/// pthread_self(), inline. glibc on x86_64 keeps the thread's own
-/// pthread_t at %fs:16 (tcbhead_t.self), and its pthread_self() is that
-/// one load; reading it here spares the loop-thread check on every hot path
-/// a call through the PLT, which also made the caller save its argument
-/// registers. Declared `const`, as glibc declares pthread_self: without
-/// it the function was an unknown effect to Swift's optimizer, which then
-/// kept retain/release pairs around every check (a timer's schedule and
-/// cancel went from 520 to 615 instructions). Elsewhere, pthread_self().
-__attribute__((const)) static inline pthread_t CLinux_thread_self(void) {
-#if defined(__x86_64__) && defined(__GLIBC__)
-    pthread_t self;
-    __asm__("movq %%fs:16, %0" : "=r"(self));
-    return self;
-#else
-    return pthread_self();
-#endif
 }
 
 /// A non-blocking NETLINK_KOBJECT_UEVENT socket bound to multicast `groups`

@@ -10,7 +10,7 @@ import SystemNotifications
 ///
 /// | event | posts |
 /// |---|---|
-/// | `usb`, `DEVTYPE=usb_device`, add / remove | `accessory` connected true / false, keyed by `ID_SERIAL` (else the device path) |
+/// | `usb`, `DEVTYPE=usb_device`, add / remove | `accessory` connected true / false, keyed by ``accessoryID(of:)`` |
 /// | `drm` change with `HOTPLUG=1` (and at start) | `screen` for each connector `/sys/class/drm/cardN-NAME/status` that changed, and `screenMode` with the first line of its `modes` |
 ///
 /// Only the kernel and root may send on this socket; each datagram is
@@ -23,10 +23,11 @@ public final class DeviceEventSource {
     private let loop: MainRunLoop
     private let socket: Int32
     private var source: FileDescriptorSource?
-    private let post: (SystemEvent) -> Void
+    private let post: (SystemEvent) throws -> Void
     private let onProblem: (String) -> Void
     /// The id each connected USB device was posted under, by device path
-    /// (a remove event may lack `ID_SERIAL`); bounded.
+    /// (a remove event may lack `ID_SERIAL`); bounded, and holding only
+    /// devices whose connection the center took.
     private var accessoryIDs: [String: String] = [:]
     /// Each connector's last posted status and mode.
     private var screens: [String: (connected: Bool, mode: String?)] = [:]
@@ -39,12 +40,14 @@ public final class DeviceEventSource {
     ///   - drmDirectory: where DRM connectors are listed.
     ///   - post: each event (the connectors read at start are posted too:
     ///     pass them as the baseline with the center's `setInitialValue`
-    ///     when the app is not running yet).
+    ///     when the app is not running yet). An error it throws (the
+    ///     center refused the event) is reported through `onProblem`, and a
+    ///     device whose connection was refused is not tracked.
     ///   - onProblem: an unreadable connector file or a refused read, rate-limit it.
     /// - Throws: ``/MainLoop/MainLoopError`` when the socket cannot be made
     ///   (no netlink: a container without it).
     public init(loop: MainRunLoop, drmDirectory: String = "/sys/class/drm",
-                post: @escaping (SystemEvent) -> Void, onProblem: @escaping (String) -> Void) throws(MainLoopError) {
+                post: @escaping (SystemEvent) throws -> Void, onProblem: @escaping (String) -> Void) throws(MainLoopError) {
         self.drmDirectory = drmDirectory
         self.loop = loop
         self.post = post
@@ -109,12 +112,12 @@ public final class DeviceEventSource {
                 }
             }
             let previous = screens[name]
-            if previous?.connected != connected { post(.screen(id: name, connected: connected)) }
-            if connected, let mode, previous?.mode != mode { post(.screenMode(screen: name, mode: mode)) }
+            if previous?.connected != connected { send(.screen(id: name, connected: connected)) }
+            if connected, let mode, previous?.mode != mode { send(.screenMode(screen: name, mode: mode)) }
             screens[name] = (connected, connected ? mode : nil)
         }
         for (name, state) in screens where !seen.contains(name) && state.connected {
-            post(.screen(id: name, connected: false))
+            send(.screen(id: name, connected: false))
             screens[name] = (false, nil)
         }
     }
@@ -128,17 +131,41 @@ public final class DeviceEventSource {
                 guard accessoryIDs.count < Self.maxAccessories || accessoryIDs[devicePath] != nil else {
                     return onProblem("more than \(Self.maxAccessories) USB devices connected; \(devicePath) is not tracked")
                 }
-                let id = event.properties["ID_SERIAL"] ?? devicePath
+                let id = Self.accessoryID(of: event.properties)
+                guard send(.accessory(id: id, connected: true)) else { return }
                 accessoryIDs[devicePath] = id
-                post(.accessory(id: id, connected: true))
             case "remove":
-                let id = accessoryIDs.removeValue(forKey: devicePath) ?? event.properties["ID_SERIAL"] ?? devicePath
-                post(.accessory(id: id, connected: false))
+                let id = accessoryIDs.removeValue(forKey: devicePath) ?? Self.accessoryID(of: event.properties)
+                send(.accessory(id: id, connected: false))
             default:
                 break
             }
         } else if subsystem == "drm", event.action == "change", event.properties["HOTPLUG"] == "1" {
             rescanScreens()
+        }
+    }
+
+    /// The id a USB device is posted under: `ID_SERIAL@PORT`, the port
+    /// being the last element of its device path (`1-1.2`), so two devices
+    /// with one serial (udev gives serial-less devices of one model the
+    /// same `ID_SERIAL`) are two accessories, and a device keeps its id
+    /// while it stays on its port; the device path where there is no serial.
+    public static func accessoryID(of properties: [String: String]) -> String {
+        let devicePath = properties["DEVPATH"] ?? ""
+        guard let serial = properties["ID_SERIAL"] else { return devicePath }
+        let port = devicePath.split(separator: "/").last.map(String.init) ?? devicePath
+        return serial + "@" + port
+    }
+
+    /// Posts `event`; false (and the reason reported) when it was refused.
+    @discardableResult
+    private func send(_ event: SystemEvent) -> Bool {
+        do {
+            try post(event)
+            return true
+        } catch {
+            onProblem("\(event.kind) not posted: \(error)")
+            return false
         }
     }
 

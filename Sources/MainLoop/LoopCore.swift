@@ -1,5 +1,6 @@
 import CLibevent
 import CLinux
+import CThreadToken
 import Glibc
 import Synchronization
 
@@ -15,8 +16,10 @@ import Synchronization
 /// the largest single cost of a post→run (docs/PERFORMANCE-LOG.md has the runs).
 @usableFromInline
 final class LoopCore: @unchecked Sendable {
-    /// The thread the loop belongs to (the thread that created it). Immutable.
-    @usableFromInline let owner: pthread_t
+    /// The token of the thread the loop belongs to (the thread that created
+    /// it): never 0 and never given to another thread, even after that one
+    /// ends (a `pthread_t` is reused). Immutable.
+    @usableFromInline let owner: UInt64
     /// Whether the loop belongs to the process's main thread (for the
     /// off-thread message: an async main is the usual cause there).
     let ownerIsMainThread: Bool
@@ -61,18 +64,17 @@ final class LoopCore: @unchecked Sendable {
     }
 
     init(base: OpaquePointer, deterministic: Bool) {
-        self.owner = pthread_self()
+        self.owner = CThreadToken_assign()
         ownerIsMainThread = CLinux_is_main_thread() != 0
         self.base = base
         self.isDeterministic = deterministic
     }
 
-    /// True on the loop's own thread. (On Linux a `pthread_t` is the
-    /// thread's address, and `pthread_equal` is `==`: compared inline, and
-    /// read inline by `CLinux_thread_self`, this check on every hot path
-    /// costs no call.)
+    /// True on the loop's own thread: the calling thread's token (one
+    /// thread-local load, no call) is the owner's. A thread that never made
+    /// a loop has token 0, which no owner has.
     @inlinable
-    var isLoopThread: Bool { CLinux_thread_self() == owner }
+    var isLoopThread: Bool { CThreadToken_read() == owner }
 
     /// Removes a source or channel from the registry; it stays alive until
     /// the current callback is over (see `retired`).

@@ -109,13 +109,7 @@ public final class LinuxSources {
         if settings.devices {
             // Read before launch, the connectors are the baseline; after it,
             // changes.
-            let devicePost: (SystemEvent) -> Void = { event in
-                do {
-                    try center.postOrSetBaseline(event)
-                } catch {
-                    refusedEventLog.log(.error, "cannot post \(event.kind): \(error)")
-                }
-            }
+            let devicePost: (SystemEvent) throws -> Void = { event in try center.postOrSetBaseline(event) }
             do {
                 devices = try DeviceEventSource(loop: loop, post: devicePost) { sourceProblemLog.log(.warning, "devices: \($0)") }
             } catch {

@@ -15,23 +15,56 @@ import SystemNotifications
 /// bus.onWake = { sources.reload() }    // after sleep: re-check the clock and the zone
 /// ```
 ///
+/// The system bus is shared with every local user, so the sources trust
+/// no one but each daemon: a value is taken only from the connection that
+/// owns the daemon's well-known name now (which the bus's policy keeps to
+/// root), from broadcast signals and replies to calls made to it, read
+/// within ``/SystemBus/DBusReadLimits`` and checked against the source's
+/// schema. Anyone else's signals are dropped unread.
+///
 /// No system bus, or a daemon that is not running, turns that source off
 /// with one logged reason (and a daemon that appears later is picked up);
-/// it is never an error that stops the service. The values read at start
-/// are the baseline (set, not posted) while the app is not running, and
-/// changes from then on. Loop thread only; keep it as long as the sources
-/// should run.
+/// it is never an error that stops the service. A call a daemon does not
+/// answer in time is tried again (1 s, doubling up to 30 s). A bus that
+/// goes away is connected to again on the same schedule, and the sources
+/// start over on it; meanwhile protected data is unavailable. The values
+/// read at start are the baseline (set, not posted) while the app is not
+/// running, and changes from then on. Loop thread only; keep it as long as
+/// the sources should run.
 public final class SystemBusSources {
-    /// The connection, when a system bus was reachable.
+    /// The connection, while one is open.
     public private(set) var connection: SystemBusConnection?
     /// Why there are no D-Bus sources, when there are none.
     public private(set) var unavailableReason: String?
-    /// Runs when the system wakes from sleep (logind's `PrepareForSleep(false)`).
+    /// Runs when the system wakes from sleep (logind's `PrepareForSleep(false)`),
+    /// at most once every ``wakeInterval``: a wake that comes sooner runs it
+    /// once at the end of the interval.
     public var onWake: () -> Void = {}
+    /// The shortest time between two runs of ``onWake``.
+    public static let wakeInterval = Duration.seconds(1)
+    /// How many times the bus was connected to again after it went away.
+    public private(set) var reconnections = 0
+    /// Runs with every problem a source meets (a daemon not running or not
+    /// answering, a message refused), before the rate-limited log: for a
+    /// caller's own counters or tests.
+    public var onProblem: (String) -> Void = { _ in }
 
+    private let center: SystemNotificationCenter
+    private let logger: Logger
+    private let address: String?
+    private let sessionID: String?
+    private let callTimeout: Duration
+    private let problems: RateLimitedLog
+    private let refused: RateLimitedLog
     private var upower: UPowerSource?
     private var sensors: SensorProxySource?
     private var logind: LogindSource?
+    private var reconnectTimer: LoopTimer?
+    private var reconnectDelay = firstReconnect
+    private static let firstReconnect = Duration.seconds(1)
+    private static let longestReconnect = Duration.seconds(30)
+    private var wakeTimer: LoopTimer?
+    private var lastWake: LoopInstant?
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the
     /// standard socket; `address` when given) and starts the three sources.
@@ -41,14 +74,24 @@ public final class SystemBusSources {
     ///   - address: a bus address (default: the system bus).
     ///   - sessionID: the logind session whose lock state is protected data
     ///     (default: `$XDG_SESSION_ID`, else this process's session).
+    ///   - callTimeout: how long a call waits for a daemon before it is
+    ///     tried again.
     public init(center: SystemNotificationCenter, logger: Logger, address: String? = nil,
-                sessionID: String? = ProcessSession.id) {
+                sessionID: String? = ProcessSession.id, callTimeout: Duration = .seconds(5)) {
         let loop = center.application.loop
-        let problems = RateLimitedLog(logger: logger, loop: loop)
-        let refused = RateLimitedLog(logger: logger, loop: loop)
-        let connection: SystemBusConnection
+        self.center = center
+        self.logger = logger
+        self.address = address
+        self.sessionID = sessionID
+        self.callTimeout = callTimeout
+        problems = RateLimitedLog(logger: logger, loop: loop)
+        refused = RateLimitedLog(logger: logger, loop: loop)
+        // Weak: the part may be released on any thread, where its timers
+        // cannot be cancelled; one still scheduled then fires once, for no one.
+        reconnectTimer = loop.makeTimer { [weak self] in self?.reconnect() }
+        wakeTimer = loop.makeTimer { [weak self] in self?.runWake() }
         do {
-            connection = try SystemBusConnection(loop: loop, address: address)
+            try connect()
         } catch {
             if case .libraryUnavailable = error {
                 // A bus may well be there: the error says sd-bus is missing.
@@ -58,10 +101,19 @@ public final class SystemBusSources {
                 unavailableReason = "no system bus: \(error)"
                 logger.info("D-Bus sources off: \(error)")
             }
-            return
         }
+    }
+
+    /// Opens the connection and starts the sources on it.
+    private func connect() throws(DBusError) {
+        let connection = try SystemBusConnection(loop: center.application.loop, address: address)
         self.connection = connection
-        connection.onDisconnect = { error in problems.log(.warning, "D-Bus sources off: the bus went away (\(error))") }
+        connection.onDisconnect = { [weak self] error in self?.lost(error) }
+        let center = center, refused = refused
+        let problem: (String) -> Void = { [weak self] text in
+            self?.onProblem(text)
+            self?.problems.log(.info, text)
+        }
         // A value read at start while the app is not running is the
         // baseline; everything else is a change.
         let post: (SystemEvent, Bool) -> Void = { event, initial in
@@ -72,17 +124,72 @@ public final class SystemBusSources {
             }
         }
         do {
-            upower = try UPowerSource(bus: connection, post: post) { problems.log(.info, "battery: \($0)") }
-            sensors = try SensorProxySource(bus: connection, post: post) { problems.log(.info, "orientation/proximity: \($0)") }
-            logind = try LogindSource(bus: connection, sessionID: sessionID, post: post) {
-                problems.log(.info, "protected data: \($0)")
+            upower = try UPowerSource(bus: connection, timeout: callTimeout, post: post) { problem("battery: \($0)") }
+            sensors = try SensorProxySource(bus: connection, timeout: callTimeout, post: post) { problem("orientation/proximity: \($0)") }
+            logind = try LogindSource(bus: connection, sessionID: sessionID, timeout: callTimeout, post: post) {
+                problem("protected data: \($0)")
             }
-            logind?.onWake = { [weak self] in self?.onWake() }
+            logind?.onWake = { [weak self] in self?.wake() }
         } catch {
             unavailableReason = "cannot subscribe on the system bus: \(error)"
             logger.warning("D-Bus sources off: \(error)")
         }
         logger.info("D-Bus sources on \(connection.address)")
+    }
+
+    /// The bus went away: the sources stop, protected data closes, and the
+    /// bus is connected to again later.
+    private func lost(_ error: DBusError) {
+        let text = "D-Bus sources off: the bus went away (\(error)); connecting again in \(reconnectDelay)"
+        onProblem(text)
+        problems.log(.warning, text)
+        stopSources()
+        do {
+            try center.post(.protectedData(available: false))
+        } catch {
+            refused.log(.error, "cannot post protectedData after the bus went away: \(error)")
+        }
+        reconnectTimer?.schedule(after: reconnectDelay)
+    }
+
+    private func stopSources() {
+        upower = nil
+        sensors = nil
+        logind = nil
+        connection = nil
+    }
+
+    private func reconnect() {
+        do {
+            try connect()
+            reconnections += 1
+            reconnectDelay = Self.firstReconnect
+            unavailableReason = nil
+        } catch {
+            stopSources()
+            reconnectDelay = min(reconnectDelay * 2, Self.longestReconnect)
+            let text = "the system bus is still away (\(error)); connecting again in \(reconnectDelay)"
+            onProblem(text)
+            problems.log(.info, text)
+            reconnectTimer?.schedule(after: reconnectDelay)
+        }
+    }
+
+    /// logind said the system woke: ``onWake`` now, or at the end of the
+    /// interval when it ran less than ``wakeInterval`` ago.
+    private func wake() {
+        let loop = center.application.loop
+        guard wakeTimer?.isScheduled == false else { return }  // one is due already
+        if let lastWake, loop.now < lastWake.advanced(by: Self.wakeInterval) {
+            wakeTimer?.schedule(at: lastWake.advanced(by: Self.wakeInterval))
+        } else {
+            runWake()
+        }
+    }
+
+    private func runWake() {
+        lastWake = center.application.loop.now
+        onWake()
     }
 }
 

@@ -22,45 +22,53 @@ import SystemNotifications
 public final class SensorProxySource {
     private var watch: DaemonPropertiesWatch?
 
-    /// Starts following iio-sensor-proxy on `bus`.
+    /// The properties read, with their kinds.
+    public static let schema = DBusPropertySchema(["HasAccelerometer": .bool, "AccelerometerOrientation": .string,
+                                                   "HasProximity": .bool, "ProximityNear": .bool])
+
+    /// Starts following iio-sensor-proxy on `bus`, believing only the
+    /// connection that owns `net.hadess.SensorProxy`.
     /// - Parameters:
     ///   - bus: the system bus connection.
+    ///   - timeout: how long each call waits for the daemon (then it is tried again).
     ///   - post: each event, `initial` for the values read at start.
     ///   - onProblem: why the source has nothing to say, once per occurrence.
-    public init(bus: SystemBusConnection, post: @escaping (SystemEvent, _ initial: Bool) -> Void,
+    public init(bus: SystemBusConnection, timeout: Duration = .seconds(5), post: @escaping (SystemEvent, _ initial: Bool) -> Void,
                 onProblem: @escaping (String) -> Void) throws(DBusError) {
         let service = "net.hadess.SensorProxy"
-        let spec = DaemonPropertiesWatch.Spec(
-            service: service, interface: service,
-            resolvePath: { _, done in done(.success("/net/hadess/SensorProxy")) },
-            prepare: { bus, path, done in
+        var spec = DaemonPropertiesWatch.Spec(
+            service: service, interface: service, schema: Self.schema,
+            resolvePath: { _, _, _, done in done(.success("/net/hadess/SensorProxy")) },
+            prepare: { bus, owner, path, timeout, done in
                 // Claim each sensor the device has; a device without one is not an error.
-                bus.call(destination: service, path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-                         arguments: [.string(service)], timeout: .seconds(5)) { reply in
+                bus.call(destination: owner, path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                         arguments: [.string(service)], timeout: timeout) { reply in
                     let properties: [String: DBusValue]
-                    switch reply {
-                    case .failure(let error): return done(.failure(error))
-                    case .success(let values): properties = values.first?.properties ?? [:]
+                    do throws(DBusError) {
+                        properties = try reply.get().values(expecting: "a{sv}").first?.properties ?? [:]
+                    } catch {
+                        return done(.failure(error))
                     }
                     var claims: [String] = []
                     if properties["HasAccelerometer"]?.boolValue == true { claims.append("ClaimAccelerometer") }
                     if properties["HasProximity"]?.boolValue == true { claims.append("ClaimProximity") }
-                    Self.claim(claims, bus: bus, path: path, done: done)
+                    Self.claim(claims, bus: bus, owner: owner, path: path, timeout: timeout, done: done)
                 }
             })
-        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, onProperties: { properties, initial in
+        // It sends readings only to the clients that claimed the sensor.
+        spec.unicastChanges = true
+        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { properties, initial in
             for event in Self.events(from: properties) { post(event, initial) }
         }, onProblem: onProblem)
     }
 
     /// Calls each claim method in turn.
-    private static func claim(_ methods: [String], bus: SystemBusConnection, path: String,
+    private static func claim(_ methods: [String], bus: SystemBusConnection, owner: String, path: String, timeout: Duration,
                               done: @escaping (Result<Void, DBusError>) -> Void) {
         guard let method = methods.first else { return done(.success(())) }
-        bus.call(destination: "net.hadess.SensorProxy", path: path, interface: "net.hadess.SensorProxy", member: method,
-                 timeout: .seconds(5)) { reply in
+        bus.call(destination: owner, path: path, interface: "net.hadess.SensorProxy", member: method, timeout: timeout) { reply in
             if case .failure(let error) = reply { return done(.failure(error)) }
-            claim(Array(methods.dropFirst()), bus: bus, path: path, done: done)
+            claim(Array(methods.dropFirst()), bus: bus, owner: owner, path: path, timeout: timeout, done: done)
         }
     }
 

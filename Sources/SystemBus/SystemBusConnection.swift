@@ -35,15 +35,21 @@ public final class SystemBusConnection {
     /// Opens the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else
     /// `unix:path=/run/dbus/system_bus_socket`), or `address` when given,
     /// and starts its handshake on the loop.
-    /// - Throws: ``DBusError/system(operation:errno:)`` when there is no bus
-    ///   to connect to (ENOENT, ECONNREFUSED) or it cannot be watched;
+    /// - Throws: ``DBusError/invalidAddress(address:problem:)`` for an
+    ///   address that is not one; ``DBusError/system(operation:errno:)``
+    ///   when there is no bus to connect to (ENOENT, ECONNREFUSED) or it
+    ///   cannot be watched;
     ///   ``DBusError/libraryUnavailable(_:)`` when libsystemd cannot be
     ///   loaded (the first connection opens it).
     public init(loop: MainRunLoop, address: String? = nil) throws(DBusError) {
         loop.preconditionInLoop()
         try SystemdLibrary.load()
         self.loop = loop
-        self.address = address ?? ProcessEnvironment.value("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"
+        let address = address ?? ProcessEnvironment.value("DBUS_SYSTEM_BUS_ADDRESS")
+        self.address = address ?? "unix:path=/run/dbus/system_bus_socket"
+        if let problem = DBusSyntax.addressProblem(self.address) {
+            throw .invalidAddress(address: self.address, problem: problem)
+        }
         var opened: OpaquePointer?
         if let address {
             var made: OpaquePointer?
@@ -90,13 +96,27 @@ public final class SystemBusConnection {
     /// Whether the connection is open.
     public var isOpen: Bool { bus != nil }
 
+    /// The connection's unique name on the bus (`:1.42`), once the bus has
+    /// given it one; nil before the handshake ends and after a close.
+    public var uniqueName: String? {
+        guard let bus else { return nil }
+        var name: UnsafePointer<CChar>?
+        guard CSystemd_sd_bus_get_unique_name(bus, &name) >= 0, let name else { return nil }
+        return String(cString: name)
+    }
+
     /// Calls a method asynchronously; `reply` runs on the loop thread with
-    /// the reply's values, the peer's error, a timeout or ``DBusError/disconnected``.
+    /// the reply (its body read by the caller, within limits), the peer's
+    /// error, ``DBusError/timedOut(_:)`` or ``DBusError/disconnected``.
+    /// A `destination` should be the daemon's unique name once known: a
+    /// reply then comes from the connection that was asked, whoever owns
+    /// the well-known name meanwhile.
     public func call(destination: String, path: String, interface: String, member: String,
                      arguments: [DBusArgument] = [], timeout: Duration = .seconds(25),
-                     reply: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+                     reply: @escaping (Result<DBusMessage, DBusError>) -> Void) {
         loop.preconditionInLoop()
         guard let bus else { return reply(.failure(.disconnected)) }
+        guard DBusSyntax.isObjectPath(path) else { return reply(.failure(.malformed("'\(path)' is not an object path"))) }
         var message: OpaquePointer?
         var result = CSystemd_sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
         guard result >= 0, let message else { return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result))) }
@@ -105,13 +125,18 @@ public final class SystemBusConnection {
             result = argument.append(to: message)
             guard result >= 0 else { return reply(.failure(.system(operation: "\(interface).\(member) arguments", errno: -result))) }
         }
-        let box = Unmanaged.passRetained(CallbackBox(reply: reply)).toOpaque()
+        let name = "\(interface).\(member)"
+        let box = Unmanaged.passRetained(CallbackBox(reply: { result in
+            // sd-bus answers a call that timed out with a NoReply error of its own.
+            if case .failure(.remote("org.freedesktop.DBus.Error.NoReply", _)) = result { return reply(.failure(.timedOut(name))) }
+            reply(result)
+        })).toOpaque()
         var slot: OpaquePointer?
         let microseconds = UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000))
         result = CSystemd_sd_bus_call_async(bus, &slot, message, replyTrampoline, box, microseconds)
         guard result >= 0, let slot else {
             Unmanaged<CallbackBox>.fromOpaque(box).release()
-            return reply(.failure(.system(operation: "\(interface).\(member)", errno: -result)))
+            return reply(.failure(.system(operation: name, errno: -result)))
         }
         // The bus owns the slot from here on; the box goes with it.
         CSystemd_sd_bus_slot_set_destroy_callback(slot, releaseBox)
@@ -119,18 +144,28 @@ public final class SystemBusConnection {
         updateWatch()
     }
 
-    /// Subscribes to the messages a match rule selects (e.g.
-    /// `type='signal',interface='org.freedesktop.DBus.Properties',path='/x'`);
-    /// `handler` gets each message's sender and values on the loop thread.
+    /// Subscribes to the signals `rule` selects; `handler` gets each on the
+    /// loop thread. Only signals that match the rule in every part are
+    /// handed over, checked here: the bus delivers a signal addressed to
+    /// this connection whatever the rules say, and does not check a
+    /// well-known sender for sd-bus, so a rule's `sender` should be the
+    /// unique name of the peer trusted (or `org.freedesktop.DBus`). Signals
+    /// addressed to this connection alone are dropped unless
+    /// `acceptingUnicast` (a daemon that sends its changes only to the
+    /// clients that asked, as iio-sensor-proxy does).
+    ///
+    /// The bus may refuse the rule (a quota); `onRefused` then runs once
+    /// and the connection stays open (sd-bus's default would close it).
     /// The subscription lasts as long as the returned object (or until the
     /// connection closes).
-    public func subscribe(match rule: String,
-                          handler: @escaping (_ sender: String?, _ member: String?, _ values: [DBusValue]) -> Void) throws(DBusError) -> DBusSubscription {
+    public func subscribe(_ rule: DBusMatchRule, acceptingUnicast: Bool = false, onRefused: @escaping (DBusError) -> Void = { _ in },
+                          handler: @escaping (DBusMessage) -> Void) throws(DBusError) -> DBusSubscription {
         loop.preconditionInLoop()
         guard let bus else { throw .disconnected }
-        let box = Unmanaged.passRetained(CallbackBox(signal: handler)).toOpaque()
+        if let path = rule.path, !DBusSyntax.isObjectPath(path) { throw .malformed("'\(path)' is not an object path") }
+        let box = Unmanaged.passRetained(CallbackBox(rule: rule, unicast: acceptingUnicast, signal: handler, refused: onRefused)).toOpaque()
         var slot: OpaquePointer?
-        let result = CSystemd_sd_bus_add_match_async(bus, &slot, rule, signalTrampoline, nil, box)
+        let result = CSystemd_sd_bus_add_match_async(bus, &slot, rule.text, signalTrampoline, installTrampoline, box)
         guard result >= 0, let slot else {
             Unmanaged<CallbackBox>.fromOpaque(box).release()
             throw .system(operation: "adding the match \(rule)", errno: -result)
@@ -256,24 +291,33 @@ public enum DBusArgument: Sendable {
 }
 
 /// What a C callback reaches: a reply handler (called once) or a signal
-/// handler. Retained while its sd-bus slot lives; released by the slot's
-/// destroy callback.
+/// handler with its rule. Retained while its sd-bus slot lives; released
+/// by the slot's destroy callback.
 private final class CallbackBox {
-    var reply: ((Result<[DBusValue], DBusError>) -> Void)?
-    let signal: ((String?, String?, [DBusValue]) -> Void)?
+    var reply: ((Result<DBusMessage, DBusError>) -> Void)?
+    let rule: DBusMatchRule?
+    let acceptsUnicast: Bool
+    let signal: ((DBusMessage) -> Void)?
+    var refused: ((DBusError) -> Void)?
 
-    init(reply: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+    init(reply: @escaping (Result<DBusMessage, DBusError>) -> Void) {
         self.reply = reply
+        rule = nil
+        acceptsUnicast = false
         signal = nil
+        refused = nil
     }
 
-    init(signal: @escaping (String?, String?, [DBusValue]) -> Void) {
+    init(rule: DBusMatchRule, unicast: Bool, signal: @escaping (DBusMessage) -> Void, refused: @escaping (DBusError) -> Void) {
         reply = nil
+        self.rule = rule
+        acceptsUnicast = unicast
         self.signal = signal
+        self.refused = refused
     }
 
     /// Delivers the reply once; later calls do nothing.
-    func deliver(_ result: Result<[DBusValue], DBusError>) {
+    func deliver(_ result: Result<DBusMessage, DBusError>) {
         guard let reply else { return }
         self.reply = nil
         reply(result)
@@ -290,17 +334,22 @@ private let releaseBox: @convention(c) (UnsafeMutableRawPointer?) -> Void = { co
     Unmanaged<CallbackBox>.fromOpaque(context).release()
 }
 
+/// The peer's error in a method-error message.
+private func remoteError(_ message: OpaquePointer) -> DBusError {
+    let name = CSystemd_error_name(message).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+    let text = CSystemd_error_message(message).map { String(cString: $0) } ?? ""
+    return .remote(name: name, message: text)
+}
+
 private let replyTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = {
     message, context, _ in
     guard let message, let context else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
     if CSystemd_sd_bus_message_is_method_error(message, nil) > 0 {
-        let name = CSystemd_error_name(message).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
-        let text = CSystemd_error_message(message).map { String(cString: $0) } ?? ""
-        box.deliver(.failure(.remote(name: name, message: text)))
-        return 0
+        box.deliver(.failure(remoteError(message)))
+    } else {
+        box.deliver(.success(DBusMessage(message)))
     }
-    box.deliver(Result { () throws(DBusError) in try DBusMessageReader.readAll(message) })
     return 0
 }
 
@@ -308,13 +357,30 @@ private let signalTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPo
     message, context, _ in
     guard let message, let context else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
-    let sender = CSystemd_sd_bus_message_get_sender(message).map { String(cString: $0) }
-    let member = CSystemd_sd_bus_message_get_member(message).map { String(cString: $0) }
-    // A signal whose body cannot be read (malformed, too deep) reaches the
-    // handler with no values, which every handler ignores: a peer's bad
-    // message changes nothing, and there is no caller to report it to.
-    let values = (try? DBusMessageReader.readAll(message)) ?? []
-    box.signal?(sender, member, values)
+    guard let rule = box.rule, let signal = box.signal else { return 0 }
+    // Header fields only: a signal someone else sent, or addressed to this
+    // connection alone when only broadcasts were asked for, is dropped
+    // before anything of its body is read.
+    guard box.acceptsUnicast || CSystemd_sd_bus_message_get_destination(message) == nil,
+          CSystemd_sd_bus_message_is_signal(message, nil, nil) > 0 else { return 0 }
+    let received = DBusMessage(message)
+    guard rule.selects(sender: received.sender, path: received.path, interface: received.interface, member: received.member) else {
+        return 0
+    }
+    signal(received)
+    return 0
+}
+
+/// The bus's answer to AddMatch: a refusal is reported, and the
+/// connection stays (sd-bus closes it when no such callback is given).
+private let installTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = {
+    message, context, _ in
+    guard let message, let context else { return 0 }
+    let box = Unmanaged<CallbackBox>.fromOpaque(context).takeUnretainedValue()
+    if CSystemd_sd_bus_message_is_method_error(message, nil) > 0, let refused = box.refused {
+        box.refused = nil
+        refused(remoteError(message))
+    }
     return 0
 }
 

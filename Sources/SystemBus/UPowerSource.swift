@@ -15,25 +15,30 @@ import SystemNotifications
 public final class UPowerSource {
     private var watch: DaemonPropertiesWatch?
 
-    /// Starts following UPower on `bus`.
+    /// The properties read, with their kinds.
+    public static let schema = DBusPropertySchema(["Percentage": .double, "State": .integer, "IsPresent": .bool])
+
+    /// Starts following UPower on `bus`, believing only the connection
+    /// that owns `org.freedesktop.UPower` (the rules are in this module's overview).
     /// - Parameters:
     ///   - bus: the system bus connection.
+    ///   - timeout: how long each call waits for UPower (then it is tried again).
     ///   - post: each event, with `initial` true for the values read at
     ///     start (a baseline, not a change) and false for changes.
     ///   - onProblem: why the source has nothing to say (UPower not
     ///     running, gone away, an error reply), once per occurrence.
-    public init(bus: SystemBusConnection, post: @escaping (SystemEvent, _ initial: Bool) -> Void,
+    public init(bus: SystemBusConnection, timeout: Duration = .seconds(5), post: @escaping (SystemEvent, _ initial: Bool) -> Void,
                 onProblem: @escaping (String) -> Void) throws(DBusError) {
         let spec = DaemonPropertiesWatch.Spec(
-            service: "org.freedesktop.UPower", interface: "org.freedesktop.UPower.Device",
-            resolvePath: { bus, done in
-                bus.call(destination: "org.freedesktop.UPower", path: "/org/freedesktop/UPower",
-                         interface: "org.freedesktop.UPower", member: "GetDisplayDevice", timeout: .seconds(5)) { reply in
-                    done(DaemonPropertiesWatch.objectPath(of: reply, member: "GetDisplayDevice"))
+            service: "org.freedesktop.UPower", interface: "org.freedesktop.UPower.Device", schema: Self.schema,
+            resolvePath: { bus, owner, timeout, done in
+                bus.call(destination: owner, path: "/org/freedesktop/UPower",
+                         interface: "org.freedesktop.UPower", member: "GetDisplayDevice", timeout: timeout) { reply in
+                    done(DaemonPropertiesWatch.objectPath(of: reply))
                 }
             },
-            prepare: { _, _, done in done(.success(())) })
-        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, onProperties: { properties, initial in
+            prepare: { _, _, _, _, done in done(.success(())) })
+        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { properties, initial in
             for event in Self.events(from: properties) { post(event, initial) }
         }, onProblem: onProblem)
     }

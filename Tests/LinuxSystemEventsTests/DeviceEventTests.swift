@@ -35,6 +35,38 @@ import Testing
         #expect(Uevent.parse(Array(many.utf8)) == nil, "more than \(Uevent.maxProperties) properties")
     }
 
+    /// Two receivers of one model share an `ID_SERIAL` (udev gives
+    /// serial-less devices of a model the same one): they are two
+    /// accessories, and unplugging one leaves the other connected. A device
+    /// whose id the center refuses (over its 256 bytes) is not tracked, so
+    /// it takes none of the 1,024 places.
+    @Test(.enabled(if: NetlinkUevents.available, "no NETLINK_KOBJECT_UEVENT socket here"))
+    func identicalDevicesAreTwoAndARefusedOneTakesNoPlace() throws {
+        let thread = try LoopThread.start()
+        defer { try? thread.stopAndJoin() }
+        let problems = Locked<[String]>([])
+        let values = try OffLoopReleaseTests.onLoop(thread) { () throws -> [JSONValue?] in
+            let application = try Application(loop: thread.loop)
+            let center = application.notifications
+            let source = try DeviceEventSource(loop: thread.loop, drmDirectory: "/nonexistent",
+                                               post: { try center.post($0) }) { text in problems.mutate { $0.append(text) } }
+            func usb(_ action: String, _ path: String, serial: String) -> Uevent {
+                Uevent(action: action, properties: ["ACTION": action, "SUBSYSTEM": "usb", "DEVTYPE": "usb_device",
+                                                    "DEVPATH": path, "ID_SERIAL": serial])
+            }
+            source.handle(usb("add", "/devices/pci0/usb1/1-1", serial: "Receiver"))
+            source.handle(usb("add", "/devices/pci0/usb1/1-2", serial: "Receiver"))
+            source.handle(usb("remove", "/devices/pci0/usb1/1-1", serial: "Receiver"))
+            let long = String(repeating: "S", count: 300)
+            for port in 0..<1100 { source.handle(usb("add", "/devices/pci0/usb2/2-\(port)", serial: long)) }
+            source.handle(usb("add", "/devices/pci0/usb3/3-1", serial: "Pen"))
+            return [try center.currentValue(of: .accessory)]
+        }
+        #expect(values[0] == .object(["Receiver@1-2": true, "Pen@3-1": true]), "the second receiver stays: \(values)")
+        #expect(!problems.value.contains { $0.contains("more than") }, "refused devices took places")
+        #expect(problems.value.contains { $0.contains("accessory not posted") })
+    }
+
     /// A USB device plugged in reaches the active app; while suspended, a
     /// screen connected by a hotplug event, the dock unplugged and a pen
     /// plugged in and out produce, on foreground, exactly one notification
@@ -54,4 +86,14 @@ import Testing
         #expect(result.status == 0, "\(result.output)\(result.error)")
         #expect(result.output.hasSuffix("OK\n"), "\(result.output)")
     }
+}
+
+/// Whether this machine gives a NETLINK_KOBJECT_UEVENT socket (a container may not).
+enum NetlinkUevents {
+    static let available: Bool = {
+        let descriptor = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15)  // NETLINK_KOBJECT_UEVENT
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
+    }()
 }

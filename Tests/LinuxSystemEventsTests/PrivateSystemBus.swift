@@ -7,36 +7,87 @@ import TestSupport
 /// python3-dbusmock, with the system Python) as the daemons. Everything it
 /// starts is stopped by PID when it is released.
 final class PrivateSystemBus {
+    /// Who may do what on the bus.
+    enum Policy {
+        /// Anyone may own any name and call anything.
+        case permissive
+        /// A system bus's default policy (Debian's /usr/share/dbus-1/system.conf):
+        /// only root owns names or calls methods; anyone may connect, send
+        /// signals, and call the bus driver.
+        case system
+    }
+
     let directory = TemporaryDirectory()
     let address: String
+    private let socket: String
     private var daemon: Process?
     private var mocks: [String: Process] = [:]
 
-    init() throws {
-        let socket = directory.file("bus")
+    init(policy: Policy = .permissive) throws {
+        socket = directory.file("bus")
         address = "unix:path=\(socket)"
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>system</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_type="method_return"/>
-                <allow send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="signal"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-              </policy>
-            </busconfig>
-            """
+        // An unprivileged peer reaches the socket through the directory.
+        chmod(directory.path, 0o755)
+        let config = Self.config(socket: socket, policy: policy == .system ? Self.systemPolicy : Self.permissivePolicy)
         try config.write(toFile: directory.file("bus.conf"), atomically: true, encoding: .utf8)
+        try startDaemon()
+    }
+
+    /// A bus configuration listening on `socket` with `policy`'s rules.
+    private static func config(socket: String, policy: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+        \(policy)
+        </busconfig>
+        """
+    }
+
+    private static let permissivePolicy = """
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_type="method_return"/>
+            <allow send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="signal"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+          </policy>
+        """
+
+    /// Debian's default system-bus policy (/usr/share/dbus-1/system.conf).
+    private static let systemPolicy = """
+          <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+          </policy>
+          <policy user="root">
+            <allow own="*"/>
+            <allow send_type="method_call"/>
+          </policy>
+        """
+
+    /// Starts dbus-daemon on the bus's socket and waits until it listens.
+    private func startDaemon() throws {
+        unlink(socket)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         process.arguments = ["--config-file=\(directory.file("bus.conf"))", "--nofork"]
@@ -44,7 +95,23 @@ final class PrivateSystemBus {
         process.standardError = FileHandle.nullDevice
         try process.run()
         daemon = process
-        guard eventually(timeout: 10, { access(socket, F_OK) == 0 }) else { throw TestFailure("dbus-daemon did not listen") }
+        guard eventually(timeout: 10, { (try? self.busctl(["status"])) != nil }) else { throw TestFailure("dbus-daemon did not listen") }
+    }
+
+    /// Stops dbus-daemon and its mocks (by PID) and starts it again at the
+    /// same address: what a client sees when the system bus restarts.
+    func restartDaemon() throws {
+        for mock in mocks.values { Self.stop(mock) }
+        mocks = [:]
+        if let daemon { Self.stop(daemon) }
+        daemon = nil
+        try startDaemon()
+    }
+
+    /// Sends `signal` to a template's daemon (SIGSTOP stalls it, SIGCONT resumes it).
+    func signalMock(_ template: String, _ signal: Int32) {
+        guard let mock = mocks[template] else { return }
+        kill(mock.processIdentifier, signal)
     }
 
     deinit {

@@ -239,6 +239,39 @@ import Testing
         #expect(service.terminate() == 0)
     }
 
+    /// The service on a bus with a system bus's policy: what an
+    /// unprivileged peer sends as UPower, iio-sensor-proxy or logind,
+    /// broadcast or addressed to the service, changes nothing it reports.
+    @Test(.enabled(if: UnprivilegedPeer.available, "root and setpriv are needed to act as nobody"))
+    func theServiceBelievesOnlyTheDaemons() throws {
+        let bus = try PrivateSystemBus(policy: .system)
+        try SystemBusSourcesTests.startDaemons(bus)
+        try SystemBusSourcesTests.setLocked(bus, true)
+        let service = try ServiceProcess(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_SESSION_ID": "c1"])
+        defer { _ = service.terminate() }
+        #expect(service.firstOKReply(within: 5) != nil)
+        func values() -> JSONObject? {
+            let reply = try? ControlClient.send(["query": "values"], to: service.socket)
+            return reply?["values"]?.objectValue
+        }
+        #expect(eventually(timeout: 10) { values()?["batteryLevel"] == .number(0.8) && values()?["protectedData"] == "unavailable" })
+        for destination in ["-", "*"] {
+            try HostileBusTests.spoof(bus, ["properties", HostileBusTests.displayDevice, "org.freedesktop.UPower.Device",
+                                            #"{"Percentage": 3.0, "State": 1}"#, destination])
+            try HostileBusTests.spoof(bus, ["properties", "/net/hadess/SensorProxy", "net.hadess.SensorProxy",
+                                            #"{"AccelerometerOrientation": "left-up"}"#, destination])
+            try HostileBusTests.spoof(bus, ["properties", HostileBusTests.session, "org.freedesktop.login1.Session",
+                                            #"{"LockedHint": false}"#, destination])
+            try HostileBusTests.spoof(bus, ["owner", "org.freedesktop.login1", "", ":1.999", destination, "20"])
+        }
+        try SystemBusSourcesTests.setBattery(bus, percentage: 70)
+        #expect(eventually(timeout: 5) { values()?["batteryLevel"] == .number(0.7) }, "the real change arrives")
+        let after = values()
+        #expect(after?["orientation"] == "portrait")
+        #expect(after?["protectedData"] == "unavailable")
+        #expect(after?["batteryState"] == "unplugged")
+    }
+
     /// Issue 21, item 2: libsystemd (and the six libraries it brings) is
     /// loaded when the D-Bus sources start, never at start-up: a service
     /// without them does not map it at all.

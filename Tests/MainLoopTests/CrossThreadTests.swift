@@ -136,22 +136,27 @@ import Testing
         }
     }
 
-    /// The loop-thread check reads the thread's identity inline
-    /// (`CLinux_thread_self`, one load on x86-64 glibc): it must be
-    /// `pthread_self()` on every thread, and `inLoop` true on the loop's
-    /// thread only.
-    @Test func theInlineThreadIdentityIsPthreadSelfOnEveryThread() throws {
-        #expect(CLinux_thread_self() == pthread_self())
+    /// `inLoop` is true on the loop's thread only, and stays false on every
+    /// other thread after the loop's own has ended: glibc gives a finished
+    /// thread's `pthread_t` to the next thread it creates, and a loop that
+    /// kept a `pthread_t` took 100 of 100 new threads for its own.
+    @Test func aLoopsThreadIsNeverTakenForAnotherAfterItEnds() throws {
         let loop = try MainRunLoop()
         #expect(loop.inLoop)
-        let sameOnOtherThread = Atomic<Bool>(false), inLoopElsewhere = Atomic<Bool>(true)
-        TestThread {
-            sameOnOtherThread.store(CLinux_thread_self() == pthread_self(), ordering: .relaxed)
-            inLoopElsewhere.store(loop.inLoop, ordering: .relaxed)
-        }.join()
-        let same = sameOnOtherThread.load(ordering: .relaxed), elsewhere = inLoopElsewhere.load(ordering: .relaxed)
-        #expect(same)
+        let inLoopElsewhere = Atomic<Bool>(true)
+        TestThread { inLoopElsewhere.store(loop.inLoop, ordering: .relaxed) }.join()
+        let elsewhere = inLoopElsewhere.load(ordering: .relaxed)
         #expect(!elsewhere)
+
+        let thread = try LoopThread.start()
+        let ended = thread.loop
+        try thread.stopAndJoin()
+        let mistaken = Atomic<Int>(0)
+        for _ in 0..<100 {
+            TestThread { if ended.inLoop { mistaken.add(1, ordering: .relaxed) } }.join()
+        }
+        let mistakenCount = mistaken.load(ordering: .relaxed)
+        #expect(mistakenCount == 0, "new threads taken for the ended loop's thread")
     }
 
     @Test func loopThreadRunsAndJoins() throws {

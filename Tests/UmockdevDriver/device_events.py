@@ -71,7 +71,7 @@ ctl('query', 'state')
 dock = testbed.add_device('usb', 'usb1-1', None, ['serial', 'ABC'],
                           ['DEVTYPE', 'usb_device', 'ID_SERIAL', 'Dock_ABC'])
 testbed.uevent(dock, 'add')
-if not eventually(lambda: any(o.get('notification') == 'accessoryDidConnect' and o.get('accessory') == 'Dock_ABC'
+if not eventually(lambda: any(o.get('notification') == 'accessoryDidConnect' and o.get('accessory') == 'Dock_ABC@usb1-1'
                               for o in observations())):
     fail('no accessoryDidConnect for the dock')
 
@@ -88,7 +88,7 @@ pen = testbed.add_device('usb', 'usb1-2', None, [], ['DEVTYPE', 'usb_device', 'I
 testbed.uevent(pen, 'add')
 testbed.uevent(pen, 'remove')
 if not eventually(lambda: values()['screen'].get('card0-HDMI-A-1') is True
-                  and not values()['accessory'].get('Dock_ABC', False)):
+                  and not values()['accessory'].get('Dock_ABC@usb1-1', False)):
     fail('the held device events did not reach the center: %s' % values())
 before = len(observations())
 if ctl('foreground')['state'] != 'active':

@@ -2,7 +2,21 @@ import MainLoop
 import MainLoopNIO
 import NIOCore
 import NIOPosix
+import Glibc
 import Testing
+
+/// Runs `body` on a new thread and waits for it to end.
+private func runOnNewThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let status = pthread_create(&thread, nil, { raw in
+        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+        return nil
+    }, context)
+    precondition(status == 0, "pthread_create failed")
+    pthread_join(thread, nil)
+}
 
 /// A real-clock loop on its own thread, with SwiftNIO's own loops beside it.
 @Suite("MainLoopEventLoop on a real loop", .timeLimit(.minutes(1)))
@@ -30,6 +44,24 @@ struct RealLoopTests {
             .map { value in (value * 2, eventLoop.inEventLoop, thread.loop.inLoop) }
             .wait()
         #expect(onLoop == (42, true, true))
+    }
+
+    /// A thread started after the loop's own ended is not the loop's, even
+    /// when the C library hands it the old thread's `pthread_t`: NIO's
+    /// `preconditionNotInEventLoop` (which `wait()` checks first) holds
+    /// there, and nothing would run inline.
+    @Test func aThreadStartedAfterTheLoopsEndedIsNotTheLoop() throws {
+        let thread = try LoopThread.start()
+        let eventLoop = thread.loop.eventLoop
+        try thread.stopAndJoin()
+        let mistaken = LockedValue(0)
+        for _ in 0..<50 {
+            runOnNewThread {
+                if eventLoop.inEventLoop { mistaken.withLock { $0 += 1 } }
+                eventLoop.preconditionNotInEventLoop()
+            }
+        }
+        #expect(mistaken.withLock { $0 } == 0)
     }
 
     @Test func executeAndCancellationWorkFromOtherThreads() throws {
