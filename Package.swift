@@ -11,24 +11,25 @@ import PackageDescription
 //   SystemNotifications -> MainLoopJSON       pure coalescing engine: kinds, rules, plain-data events, CoalescingTable
 //   AppLifecycle       -> MainLoop, SystemNotifications (CLinux: malloc_trim)   pure state machine + Application (ordered inbox,
 //                                                          per-run state, notification center) on the loop
-//   EngineWire         -> AppLifecycle        the request vocabulary, the observation recorder, query replies
+//   EngineWire         -> MainLoop, AppLifecycle   the request vocabulary, the observation recorder, query replies
 //   ScenarioReplay     -> EngineWire, FileSupport          scenario replay on the deterministic loop
 //   FileSupport                               files and the environment read without trusting them, atomic writes
 //   ServiceLogging     -> MainLoop, Logging   logging that never blocks the loop (bounded, rate-limited)
 //   ControlSocket      -> MainLoop, MainLoopJSON, FileSupport, ServiceLogging
 //                                             the Unix-socket transport of JSON lines; knows nothing of the lifecycle
-//   LinuxSystemEvents  -> SystemNotifications, FileSupport, ServiceLogging   the real sources (time, locale, defaults)
+//   LinuxSystemEvents  -> MainLoop, SystemNotifications, FileSupport   the real sources (time, locale, defaults)
 //   CSystemd                                  sd-bus, libsystemd opened on first use (headers: libsystemd-dev)
 //   SystemBus          -> MainLoop, SystemNotifications, CSystemd   a D-Bus client on the loop; the UPower,
 //                                             iio-sensor-proxy and logind sources
 //   ServiceKit         -> all of the above    the parts of a Linux service, each attachable to any Application
 //                                             (systemd, job control, memory pressure, the control responder,
-//                                             the Linux sources as one part, ServiceRunner, ServiceHost)
+//                                             the Linux sources as one part, ServiceRunner)
 //   MainLoopKit        -> ServiceKit          the umbrella: `import MainLoopKit` is enough for a service
 //   MainLoopMetrics    -> ServiceKit, CoreMetrics              loop, center and socket metrics (opt-in)
 //   MainLoopServiceLifecycle -> ServiceKit, ServiceLifecycle   a ServiceGroup service (opt-in)
 //   MainLoopNIO        -> MainLoop, AppLifecycle, NIOCore   every loop (and app) as a SwiftNIO EventLoop (opt-in)
-//   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus (its own command-line parser)
+//   mainloop (CLI)     -> ScenarioReplay, ServiceKit, MainLoopMetrics, Prometheus (its own command-line parser;
+//                         ServiceHost, the app of `mainloop run`)
 //
 // Products: MainLoop (the loop alone), MainLoopKit (everything a service
 // needs), ScenarioReplay (conformance checks), and the three opt-in
@@ -73,8 +74,9 @@ let package = Package(
         .target(name: "MainLoopJSON"),
         .target(name: "AppLifecycle", dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "CLinux"]),
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),
-        .target(name: "EngineWire", dependencies: ["AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
-        .target(name: "ScenarioReplay", dependencies: ["EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "FileSupport"]),
+        .target(name: "EngineWire", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
+        .target(name: "ScenarioReplay", dependencies: ["MainLoop", "EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
+                                                       "FileSupport"]),
         .target(name: "FileSupport"),
         .target(name: "ServiceLogging", dependencies: ["MainLoop", .product(name: "Logging", package: "swift-log")]),
         .target(
@@ -84,8 +86,7 @@ let package = Package(
         ),
         .target(
             name: "LinuxSystemEvents",
-            dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "FileSupport", "ServiceLogging", "CLinux",
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MainLoop", "SystemNotifications", "MainLoopJSON", "FileSupport", "CLinux"]
         ),
         .target(name: "SystemBus", dependencies: ["MainLoop", "SystemNotifications", "FileSupport", "CSystemd"]),
         .target(
@@ -120,15 +121,16 @@ let package = Package(
         .executableTarget(
             name: "mainloop",
             dependencies: [
-                "ScenarioReplay",
-                "MainLoopKit",
+                "MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle", "EngineWire", "ScenarioReplay",
+                "ServiceLogging", "ControlSocket", "LinuxSystemEvents", "SystemBus", "ServiceKit", "MainLoopKit",
                 "MainLoopMetrics",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "TestSupport"]),
-        .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON"]),
+        .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON", "TestSupport"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -147,9 +149,9 @@ let package = Package(
         .testTarget(name: "ServiceLifecycleTests", dependencies: ["MainLoopServiceLifecycle", "TestSupport", "ServiceGroupProbe",
                                                                   "ServiceGroupMainLoopProbe"]),
         .testTarget(name: "AppLifecycleTests", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "TestSupport", "MainQueueProbe"]),
-        .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle"]),
-        .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON"]),
-        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["MainLoopKit", "LinuxSystemEvents", "SystemBus", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "TestSupport",
+        .testTarget(name: "SystemNotificationsTests", dependencies: ["MainLoop", "MainLoopJSON", "SystemNotifications", "AppLifecycle", "TestSupport"]),
+        .testTarget(name: "EngineWireTests", dependencies: ["EngineWire", "AppLifecycle", "MainLoopJSON", "TestSupport"]),
+        .testTarget(name: "LinuxSystemEventsTests", dependencies: ["mainloop", "MainLoopKit", "LinuxSystemEvents", "SystemBus", "ServiceKit", "ControlSocket", "ServiceLogging", "FileSupport", "MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON", "TestSupport",
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // A libFuzzer target for the control socket's request path: one line of
-// bytes → JSON parser → RequestDecoder (the SPEC §6 vocabulary). Kept out of
+// bytes → JSON parser → RequestDecoder (the BEHAVIOUR.md §7 vocabulary). Kept out of
 // the main package; built with the toolchain's libFuzzer support:
 //
 //   swift build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library

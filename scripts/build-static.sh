@@ -13,7 +13,7 @@
 # scripts/startup-symbols.txt first (--symbol-ordering-file), so a start-up
 # faults in 38 of the text's 64 KiB windows instead of 80: 0.85-1.01x the
 # start-up (most runs about 0.9x) and 4.1-4.7 MiB resident instead of 6.4
-# (README, Start-up and footprint). A name the list has and the code no
+# (docs/PERFORMANCE.md, start-up). A name the list has and the code no
 # longer has is skipped (--no-warn-symbol-ordering);
 # scripts/update-startup-symbols.sh regenerates the list.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MainLoopNIO judged by SwiftNIO's own tests (issue 22), then by ours.
+# MainLoopNIO judged by SwiftNIO's own tests, then by ours.
 #
 # Copies SwiftNIO's generic event-loop tests from the swift-nio checkout the
 # NIOTests package resolved into NIOTests/Tests/NIOGenericTests/Copied/

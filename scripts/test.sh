@@ -2,7 +2,8 @@
 # Sets up a fresh machine and runs every check CI runs:
 #   1. the conformance scenarios through the CLI (`mainloop replay --check`),
 #      the project's copies and ../shared/conformance when it is beside us;
-#   2. the cross-thread tests under ThreadSanitizer;
+#   2. the cross-thread tests under ThreadSanitizer, built from a copy
+#      without `@exclusivity(unchecked)` so every exclusivity check runs;
 #   2b. MainLoopNIO against SwiftNIO's own event-loop tests and ours
 #      (scripts/nio-tests.sh, the NIOTests package), plain and under
 #      ThreadSanitizer;
@@ -10,7 +11,7 @@
 #      NIO bridge, and the template service under systemd-socket-activate driven by
 #      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
 #      its start-up functions side by side (scripts/check-startup-layout.py),
-#      run through the tool's own tests; then every Swift snippet of the README
+#      run through the tool's own tests; then every Swift snippet of the README, docs/
 #      and the DocC guides, compiled;
 #   4. the request-decoder fuzzer (Fuzz/), 60 s from the committed corpus,
 #      in the background beside steps 5 and 6 (it keeps one core busy for
@@ -66,8 +67,9 @@ if [ -d ../shared/conformance ]; then
   .build/debug/mainloop replay --check ../shared/conformance/*.json
 fi
 
-step "cross-thread tests under ThreadSanitizer"
-bounded 15m swift test --sanitize=thread --scratch-path .build-tsan \
+step "cross-thread tests under ThreadSanitizer, with every exclusivity check on (scripts/exclusivity-checked-copy.sh)"
+checked=$(bash scripts/exclusivity-checked-copy.sh)
+bounded 15m swift test --package-path "$checked" --sanitize=thread --scratch-path "$PWD/.build-tsan" \
   --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests'
 
 step "MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"

@@ -3,7 +3,7 @@
 # `{"query":"state"}` round trips at 1x1, 1x16 and 8x16 (clients x depth)
 # and pipelined events that each change something, against `mainloop run`
 # (release build) and a C libevent line server answering the same reply.
-# Then issue 21's goals, each checked in every round (ratios are taken within
+# Then the goals, each checked in every round (ratios are taken within
 # a round, side by side): 1x1 >= 0.7x the floor, 1x16 >= 0.33x the floor,
 # 8x16 p99 <= 1 ms, events >= 250 k/s, with the median of the rounds beside
 # (the run's value as `compare` reads a row). Each line also gives the server's CPU
@@ -12,8 +12,8 @@
 # own rate for them at that moment), and in how many rounds each of the two
 # reached the events goal's rate.
 # The client drives its connections from one thread (client.c says why);
-# 8x16 is also measured with a client thread per connection (the client
-# before 25 November 2026, "threads" lines), reported beside, not a goal.
+# 8x16 is also measured with a client thread per connection ("threads"
+# lines), reported beside, not a goal.
 #   bash Benchmarks/socket/run.sh [ROUNDS] [SECONDS] [MAINLOOP]
 set -euo pipefail
 cd "$(dirname "$0")"

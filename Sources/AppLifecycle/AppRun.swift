@@ -1,7 +1,7 @@
 import MainLoop
 
 /// Everything one run of the app owns, from launch to the kill, terminate
-/// or purge that ends it (SPEC §3): open background tasks and their names,
+/// or purge that ends it (BEHAVIOUR.md §3): open background tasks and their names,
 /// running services, the keep-alive handler, app timers, work posted or
 /// deferred, app fd sources, the app's run-local settings and the current
 /// background period.
@@ -73,7 +73,7 @@ final class AppRun {
     }
 }
 
-/// One period in the background (SPEC §2, §3): background time counts from
+/// One period in the background (BEHAVIOUR.md §2, §3): background time counts from
 /// `start`; `expirationPassed` once the expiration instant has passed, after
 /// which a new task gets no handler.
 struct BackgroundPeriod {

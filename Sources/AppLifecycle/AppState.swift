@@ -1,4 +1,4 @@
-/// The five application states of SPEC §1. A closed set.
+/// The five application states of BEHAVIOUR.md §1. A closed set.
 public enum AppState: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Not launched, or killed/terminated.
     case notRunning

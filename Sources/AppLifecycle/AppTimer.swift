@@ -1,6 +1,6 @@
 import MainLoop
 
-/// An app timer: a loop timer that respects suspension (SPEC §5).
+/// An app timer: a loop timer that respects suspension (BEHAVIOUR.md §5).
 ///
 /// While the app runs it fires like any loop timer. If it comes due while
 /// the app is suspended it does not fire then: it is remembered (with its

@@ -24,7 +24,7 @@ extension Application {
         if remainingBackgroundTime == .zero { return .invalid }
         let token = BackgroundTaskToken(rawValue: nextTaskNumber)
         nextTaskNumber += 1
-        // SPEC §3: the expiration instant passes even with no task open; a
+        // BEHAVIOUR.md §3: the expiration instant passes even with no task open; a
         // task begun after it in this period never gets a handler.
         let late = state == .background && run.background?.expirationPassed == true
         run.tasks.append(BackgroundTask(token: token, name: name, expirationHandler: late ? nil : expirationHandler,

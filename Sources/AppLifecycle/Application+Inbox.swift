@@ -91,7 +91,7 @@ extension Application {
 /// A Sendable handle for issuing inputs to an application from any thread
 /// (event sources, supervisors, the control socket's workers). Inputs take
 /// effect when the loop reaches them (also when posted on the loop thread),
-/// in arrival order with every other input (README, "Ordering contract");
+/// in arrival order with every other input (BEHAVIOUR.md §8);
 /// what is refused is reported to the application's
 /// engine observers (``EngineEvent/commandRejected(_:_:)``,
 /// ``EngineEvent/systemEventRefused(_:)``).

@@ -21,7 +21,7 @@ extension Application {
         }
     }
 
-    /// The resume point of SPEC §1: one merged notification per kind (per
+    /// The resume point of BEHAVIOUR.md §1: one merged notification per kind (per
     /// subject), in first-held order, before anything else of the app.
     func deliverHeldNotifications() {
         holdingMode = .live
@@ -48,10 +48,8 @@ extension Application {
     /// Gives the storage of a burst of subjects back (`storageTimer`): the
     /// table compacts and shrinks it, then glibc is asked to return the
     /// freed pages, since a million small blocks (names, details) stay
-    /// resident in its heap until trimmed. Measured with `compare
-    /// --probe-flush-memory 1000000` (a million accessories back at their
-    /// defaults): 167–207 MiB stayed resident after the compaction alone,
-    /// 21.5–21.8 MiB with the trim, against 20 MiB at launch.
+    /// resident in its heap until trimmed (`compare --probe-flush-memory
+    /// 1000000` shows the resident set with and without the trim).
     func giveBackEngineStorage() {
         if table.giveBackStorage() { _ = CLinux_malloc_trim() }
     }

@@ -62,7 +62,7 @@ extension Application {
     }
 
     /// Runs the handler under its limit; overrunning it gets the app
-    /// suspended again at once (SPEC §2): the system ends its open tasks and
+    /// suspended again at once (BEHAVIOUR.md §2): the system ends its open tasks and
     /// services, which no longer keep it running.
     func runKeepAliveHandler() {
         guard state == .background, let run = currentRun, let handler = run.keepAliveHandler else { return }

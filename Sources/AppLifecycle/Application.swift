@@ -2,7 +2,7 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 
-/// The iOS-style application lifecycle of SPEC §1–§5 running on a
+/// The iOS-style application lifecycle of BEHAVIOUR.md §1–§5 running on a
 /// ``/MainLoop/MainRunLoop``, with its system notification engine.
 ///
 /// The transition table lives in ``LifecycleStateMachine`` (pure) and the
@@ -87,7 +87,7 @@ public final class Application {
     /// that freed it (see `giveBackEngineStorage()`).
     private(set) var storageTimer: LoopTimer!
 
-    // Local notifications: the system's, so they survive the app (SPEC §5).
+    // Local notifications: the system's, so they survive the app (BEHAVIOUR.md §5).
     var localNotifications: [ScheduledLocalNotification] = []
     var nextLocalNotificationNumber = 0
     var nextTaskNumber = 1
@@ -100,7 +100,7 @@ public final class Application {
     /// An application in `notRunning` on `loop`.
     /// - Parameters:
     ///   - loop: the loop it runs on; every call is made on its thread.
-    ///   - configuration: the time limits and background modes (SPEC §2, §3).
+    ///   - configuration: the time limits and background modes (BEHAVIOUR.md §2, §3).
     ///   - delegate: the app's delegate (held strongly).
     ///   - limits: bounds on what the notification engine stores.
     /// - Precondition: called on the loop thread.
@@ -193,7 +193,7 @@ public final class Application {
 
     // MARK: Commands
 
-    /// Carries out a lifecycle command (SPEC §1), after every input that
+    /// Carries out a lifecycle command (BEHAVIOUR.md §1), after every input that
     /// arrived before it.
     /// - Throws: ``LifecycleError/commandNotAllowed(command:state:)`` when
     ///   the command is not allowed in the current state, or
@@ -302,14 +302,14 @@ public final class Application {
         for observer in lifecycleObservers { observer.body(callback) }
     }
 
-    /// The system kills the app (no willTerminate), SPEC §2.
+    /// The system kills the app (no willTerminate), BEHAVIOUR.md §2.
     func kill(_ reason: KillReason) {
         guard let steps = machine.kill() else { return }
         emit(.killed(reason))
         runTransition(steps)
     }
 
-    /// Suspends a background app that nothing keeps running (SPEC §3).
+    /// Suspends a background app that nothing keeps running (BEHAVIOUR.md §3).
     /// Outside `force`, waits while a transition runs (its own
     /// `suspendIfIdle` step decides at the end).
     func suspendIfIdle(force: Bool = false) {

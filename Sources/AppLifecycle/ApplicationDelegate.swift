@@ -1,4 +1,4 @@
-/// The app's side of the lifecycle: the delegate callbacks of SPEC §1 plus
+/// The app's side of the lifecycle: the delegate callbacks of BEHAVIOUR.md §1 plus
 /// input and local notifications. Every method has an empty default.
 /// All of them run on the main loop thread, and only while the app runs
 /// code (never while suspended or not running).

@@ -9,7 +9,7 @@ public struct BackgroundMode: Hashable, Sendable, CustomStringConvertible, Expre
 
     public static let audio = BackgroundMode("audio")
     public static let location = BackgroundMode("location")
-    /// Enables the keep-alive handler (SPEC §5).
+    /// Enables the keep-alive handler (BEHAVIOUR.md §5).
     public static let voip = BackgroundMode("voip")
     public static let fetch = BackgroundMode("fetch")
 

@@ -1,4 +1,4 @@
-/// An open background task (SPEC §3).
+/// An open background task (BEHAVIOUR.md §3).
 struct BackgroundTask {
     /// Its token.
     let token: BackgroundTaskToken

@@ -16,9 +16,9 @@
 ///
 /// Stored as four plain fields rather than as the enum: entering and
 /// leaving a busy section is on the path of every posted event, and
-/// rebuilding an enum payload there cost 36–46 instructions per event
-/// (callgrind, `bash scripts/instructions.sh`); these methods, inlined,
-/// cost what the loose flags did. The fields change only through the
+/// rebuilding an enum payload there costs instructions on every event
+/// (the `live` and `held` probes of `bash scripts/instructions.sh`); these
+/// methods, inlined, cost what loose flags do. The fields change only through the
 /// methods below, which keep the invariants (`transitions <= depth`;
 /// `queued` only while busy).
 struct EngineActivity {

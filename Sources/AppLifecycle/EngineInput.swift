@@ -3,11 +3,11 @@ import SystemNotifications
 /// One input to the engine: a lifecycle command, a system event or user
 /// input. Every input, from whatever path (the API on the loop thread, a
 /// poster on another thread, the control socket), takes effect in the order
-/// it was issued (README, "Ordering contract").
+/// it was issued (BEHAVIOUR.md §8).
 public enum EngineInput: Sendable {
-    /// A lifecycle command (SPEC §1).
+    /// A lifecycle command (BEHAVIOUR.md §1).
     case lifecycle(LifecycleCommand)
-    /// A system event (SPEC §4).
+    /// A system event (BEHAVIOUR.md §4).
     case system(SystemEvent)
     /// User input (a touch id).
     case input(String)

@@ -1,4 +1,4 @@
-/// Why the system killed the app (SPEC §2). A killed app gets no willTerminate.
+/// Why the system killed the app (BEHAVIOUR.md §2). A killed app gets no willTerminate.
 public enum KillReason: String, Sendable, CaseIterable, CustomStringConvertible {
     /// didEnterBackground did not return within its limit.
     case didEnterBackgroundTimeout

@@ -1,4 +1,4 @@
-/// The delegate callbacks of SPEC §7, in the names the replay prints.
+/// The delegate callbacks of BEHAVIOUR.md §7, in the names the replay prints.
 public enum LifecycleCallback: String, Sendable, CaseIterable, CustomStringConvertible {
     case willFinishLaunching, didFinishLaunching, didBecomeActive, willResignActive,
          didEnterBackground, willEnterForeground, willTerminate

@@ -1,4 +1,4 @@
-/// The lifecycle commands a supervisor (or the replay) issues, SPEC §1.
+/// The lifecycle commands a supervisor (or the replay) issues, BEHAVIOUR.md §1.
 public enum LifecycleCommand: String, Sendable, CaseIterable, CustomStringConvertible {
     case launch, launchInBackground, interrupt, resumeFromInterrupt, home, foreground, wake, terminate
     /// Memory pressure: the system discards a suspended app.

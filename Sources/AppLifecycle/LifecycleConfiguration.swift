@@ -1,4 +1,4 @@
-/// The time limits and declarations of SPEC §2 and §3. Defaults are the spec's.
+/// The time limits and declarations of BEHAVIOUR.md §2 and §3. Defaults are the spec's.
 public struct LifecycleConfiguration: Sendable, Equatable {
     /// didEnterBackground must return within this, or the app is killed.
     public var didEnterBackgroundLimit: Duration = .seconds(5)
@@ -15,6 +15,6 @@ public struct LifecycleConfiguration: Sendable, Equatable {
     /// At most this many local notifications stay scheduled (the soonest win).
     public var maxScheduledLocalNotifications = 64
 
-    /// The defaults of SPEC §2.
+    /// The defaults of BEHAVIOUR.md §2.
     public init() {}
 }

@@ -1,7 +1,7 @@
 /// Why a lifecycle command or app action was rejected. A rejected call
 /// changes nothing.
 public enum LifecycleError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The command is not allowed in the current state (SPEC §1).
+    /// The command is not allowed in the current state (BEHAVIOUR.md §1).
     case commandNotAllowed(command: LifecycleCommand, state: AppState)
     /// A command was issued while another transition is still running
     /// (for example from inside a delegate callback).
@@ -12,7 +12,7 @@ public enum LifecycleError: Error, Equatable, Sendable, CustomStringConvertible 
     case unknownBackgroundTask(BackgroundTaskToken)
     /// A service or keep-alive for a background mode the app did not declare.
     case undeclaredBackgroundMode(BackgroundMode)
-    /// A keep-alive timeout below the minimum (SPEC §2).
+    /// A keep-alive timeout below the minimum (BEHAVIOUR.md §2).
     case keepAliveTimeoutTooShort(requested: Duration, minimum: Duration)
 
     public var description: String {

@@ -1,4 +1,4 @@
-/// The transition table of SPEC §1 as a pure value: no libevent, no clock,
+/// The transition table of BEHAVIOUR.md §1 as a pure value: no libevent, no clock,
 /// no side effects. Each input returns the ordered steps to carry out; an
 /// input that is not allowed throws and leaves the machine unchanged.
 ///
@@ -14,7 +14,7 @@ public struct LifecycleStateMachine: Sendable, Equatable {
 
     /// Plans `command` from the current state.
     /// - Throws: ``LifecycleError/commandNotAllowed(command:state:)`` for any
-    ///   pair not in the SPEC §1 table; the machine is then unchanged.
+    ///   pair not in the BEHAVIOUR.md §1 table; the machine is then unchanged.
     public mutating func plan(_ command: LifecycleCommand) throws(LifecycleError) -> [LifecycleStep] {
         switch (command, state) {
         case (.launch, .notRunning):
@@ -62,7 +62,7 @@ public struct LifecycleStateMachine: Sendable, Equatable {
     }
 
     /// A voip keep-alive fired while suspended: woken as `wake` does, with
-    /// the keep-alive handler after the held notifications (SPEC §5).
+    /// the keep-alive handler after the held notifications (BEHAVIOUR.md §5).
     /// Returns nil unless suspended.
     public mutating func planKeepAliveWake() -> [LifecycleStep]? {
         guard state == .suspended else { return nil }

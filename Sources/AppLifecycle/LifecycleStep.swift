@@ -9,13 +9,13 @@ public enum LifecycleStep: Equatable, Sendable {
     case startBackgroundTime
     /// Background time stops counting (leaving background, suspending).
     case stopBackgroundTime
-    /// Deliver the system notifications held while suspended (SPEC §4).
+    /// Deliver the system notifications held while suspended (BEHAVIOUR.md §4).
     case deliverHeldNotifications
     /// Run the keep-alive handler (voip keep-alive wake).
     case runKeepAliveHandler
-    /// Run app timers that came due while suspended, then deferred work (SPEC §5).
+    /// Run app timers that came due while suspended, then deferred work (BEHAVIOUR.md §5).
     case runMissedAppWork
-    /// Suspend if no background task is open and no service runs (SPEC §3).
+    /// Suspend if no background task is open and no service runs (BEHAVIOUR.md §3).
     case suspendIfIdle
     /// The app dies: tasks, timers, services, keep-alive, held notifications
     /// and queued app work are discarded.

@@ -30,9 +30,9 @@ struct ObserverEntry {
 /// Notification observers in one contiguous block of the registry's own
 /// memory, grouped by kind slot (every-kind observers last), so a delivery
 /// walks it and calls each body in place: no copy of the list and no
-/// reference counting per call (measured: a closure loaded from an array
-/// element is retained and released around every call, one borrowed from a
-/// box is not, and an array's buffer is retained for every walk).
+/// reference counting per call (a closure loaded from an array element is
+/// retained and released around every call, one borrowed from a box is
+/// not, and an array's buffer is retained for every walk).
 ///
 /// Changes made while a delivery runs (an observer that adds or removes
 /// observers) are deferred, so the buffer never moves under a delivery: an
@@ -52,8 +52,8 @@ final class NotificationObservers {
     /// with observers of its own, a run of them followed by the every-kind
     /// observers; then one run of the every-kind observers alone, which
     /// every other slot delivers to. A delivery is then one walk of one
-    /// run (two walks, and the check between them, cost a live delivery
-    /// 6 of its 125 instructions). The every-kind entries are repeated once
+    /// run (two walks, and the check between them, show in the live
+    /// notification rows of `compare`). The every-kind entries are repeated once
     /// per slot that has observers of its own: a few entries, since a
     /// slot is a kind.
     @exclusivity(unchecked) private var block = UnsafeMutableBufferPointer<ObserverEntry>(start: nil, count: 0)

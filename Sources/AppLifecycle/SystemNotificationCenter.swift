@@ -6,7 +6,7 @@ import SystemNotifications
 /// arrival order, while the app runs (inactive, active, background); held
 /// and coalesced while it is suspended, then delivered on resume as one
 /// merged notification per kind (per subject for keyed kinds), in order of
-/// each one's first held event (SPEC §4).
+/// each one's first held event (BEHAVIOUR.md §4).
 ///
 /// The center is a view of its application's notification engine (the
 /// engine lives in the ``Application``, so the two cannot get out of step,
@@ -110,7 +110,7 @@ public struct SystemNotificationCenter {
     }
 
     /// Sets the system's current value without any notification: the
-    /// initial state before launch (SPEC §6 `initial`).
+    /// initial state before launch (BEHAVIOUR.md §7 `initial`).
     /// - Throws: ``/SystemNotifications/NotificationCenterError/appRunning`` unless the app is
     ///   not running, or why the event is refused.
     public func setInitialValue(_ event: SystemEvent) throws(NotificationCenterError) {

@@ -137,7 +137,7 @@ final class ControlConnection {
     private func processLines() {
         var handled = 0
         // Loaded once per batch, not per request: a weak load is an atomic
-        // operation on the side table (2 % of a profile at three per event),
+        // operation on the side table (the socket benchmark's events rate),
         // and reading a class's `var` pays a dynamic exclusivity check.
         // Held through the batch; a server released meanwhile is gone after.
         // With the server gone, no request can be answered.
@@ -185,14 +185,13 @@ final class ControlConnection {
             // once per batch, not once more for an early first reply. A lone
             // request needs no check: it costs one reply either way. Nor
             // does a batch the loop just found readable with the client
-            // still there: a `poll` a batch was 4 % of the service's CPU
-            // samples in a profile of pipelined events.
+            // still there: a `poll` a batch is a system call a batch (the
+            // socket benchmark's events rate).
             if output.isEmpty, !input.isEmpty, !peerWasThere, peerHasClosed() { return close(reason: nil) }
             // At a batch's first request (a handler that runs the loop may
             // see the idle sweep) and, after several, when it ends (the
-            // `defer` above), not per request: a clock read is a vDSO call,
-            // 2 % of a profile at one per event, and an idle timeout is
-            // counted in seconds.
+            // `defer` above), not per request: a clock read is a vDSO call
+            // per event, and an idle timeout is counted in seconds.
             if answered == 0 { lastActivity = loop.now }
             answered += 1
             let reply: JSONObject

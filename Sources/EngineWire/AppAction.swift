@@ -1,4 +1,4 @@
-/// An action the app takes (SPEC §6 `app` steps). Times are exact
+/// An action the app takes (BEHAVIOUR.md §7 `app` steps). Times are exact
 /// durations (decimal seconds to the nanosecond).
 public enum AppAction: Equatable, Sendable {
     case beginBackgroundTask(name: String)

@@ -1,7 +1,7 @@
 import AppLifecycle
 import MainLoopJSON
 
-/// One request of the SPEC §6 vocabulary, from a scenario step, a control
+/// One request of the BEHAVIOUR.md §7 vocabulary, from a scenario step, a control
 /// socket line or `mainloop ctl`.
 public enum EngineRequest: Equatable, Sendable {
     /// A lifecycle command.
@@ -32,7 +32,7 @@ public enum EngineQuery: String, Sendable, CaseIterable {
 
 /// Where a request comes from; each place allows some forms.
 public enum RequestContext: Sendable {
-    /// A scenario step (SPEC §6): lifecycle, system, input, app.
+    /// A scenario step (BEHAVIOUR.md §7): lifecycle, system, input, app.
     case scenarioStep
     /// The control socket: lifecycle, system, input, query.
     case controlSocket

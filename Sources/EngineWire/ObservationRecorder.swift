@@ -3,7 +3,7 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 
-/// The SPEC §7 observation lines of an application: it observes
+/// The BEHAVIOUR.md §7 observation lines of an application: it observes
 /// everything and reports each thing as one JSON object (`{"at": ...,
 /// "state": "background"}` and so on), in the order it happened.
 ///
@@ -89,8 +89,8 @@ public final class ObservationRecorder: ApplicationDelegate {
     /// goes (both on the loop thread: the recorder is bound to it). Not a
     /// weak reference: a weakly referenced object gets a side table, and
     /// every retain and release of it then takes the runtime's slow path
-    /// (with the weak load itself, 2.8 % of `mainloop run`'s CPU time for
-    /// pipelined events in a `perf` profile). An observer holds the
+    /// (with the weak load itself, visible in the socket benchmark's events
+    /// rate). An observer holds the
     /// recorder strongly while it reports, so a sink that drops the last
     /// other reference cannot free it mid-line.
     private final class Link {
@@ -154,7 +154,7 @@ public final class ObservationRecorder: ApplicationDelegate {
     static var nameKey: String { "notification" }
     static var mergedKey: String { "merged" }
 
-    /// The SPEC §7 fields of a delivered notification: name, payload, merged.
+    /// The BEHAVIOUR.md §7 fields of a delivered notification: name, payload, merged.
     public static func fields(of notification: SystemNotification) -> JSONObject {
         var object = JSONObject()
         append(notification, notification.payload, to: &object)

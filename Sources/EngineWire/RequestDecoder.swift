@@ -1,7 +1,7 @@
 import AppLifecycle
 import MainLoopJSON
 
-/// Decodes the SPEC §6 request vocabulary, once, for every place that
+/// Decodes the BEHAVIOUR.md §7 request vocabulary, once, for every place that
 /// reads it: scenario steps (the replay), control-socket lines (the
 /// service) and `mainloop ctl` (which checks a request before sending it).
 /// Each form's errors are worded here and nowhere else.
@@ -52,7 +52,7 @@ public enum RequestDecoder {
         return command
     }
 
-    /// An app action: an object naming one action (SPEC §6).
+    /// An app action: an object naming one action (BEHAVIOUR.md §7).
     public static func appAction(_ json: JSONValue) throws(RequestError) -> AppAction {
         guard let object = json.objectValue, let name = object.orderedKeys.first, let value = object[name] else {
             throw RequestError("'app' must be an object naming one action")
@@ -114,7 +114,7 @@ public enum RequestDecoder {
 
     /// The query `name` names. `state` (what a supervisor polls) is tested
     /// first with one inline compare; `init(rawValue:)` searches the cases
-    /// through the standard library's string switch (176 instructions).
+    /// through the standard library's string switch, which costs more.
     static func query(named name: String) -> EngineQuery? {
         name == "state" ? .state : EngineQuery(rawValue: name)
     }

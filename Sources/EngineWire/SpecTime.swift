@@ -1,7 +1,7 @@
 import MainLoop
 import MainLoopJSON
 
-/// The times of SPEC §6 (`at`, `after`, `every`, limits, timeouts): decimal
+/// The times of BEHAVIOUR.md §7 (`at`, `after`, `every`, limits, timeouts): decimal
 /// seconds taken to the nearest whole nanosecond, from the number's exact
 /// text (so `0.2 + 0.1` is exactly `0.3`). Negative, non-finite or over
 /// 10^9 seconds is invalid, and so is an `every` that is not more than 0

@@ -3,7 +3,7 @@ import Glibc
 import MainLoop
 import SystemNotifications
 
-/// Posts `significantTimeChange` events from the real system (SPEC §4):
+/// Posts `significantTimeChange` events from the real system (BEHAVIOUR.md §4):
 ///
 /// - `clockSet`: CLOCK_REALTIME was set. A timerfd armed far in the future
 ///   with `TFD_TIMER_CANCEL_ON_SET` becomes readable with ECANCELED when

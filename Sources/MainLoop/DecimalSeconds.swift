@@ -1,6 +1,6 @@
 /// Decimal seconds, exactly, to the nanosecond.
 ///
-/// SPEC §6 times are decimal seconds taken to the nearest whole nanosecond,
+/// BEHAVIOUR.md §7 times are decimal seconds taken to the nearest whole nanosecond,
 /// so `0.2 + 0.1` is exactly `0.3`; going through a Double would make that
 /// `0.30000000000000004` and lose digits past the 16th. These conversions
 /// work on the decimal text and integer nanoseconds only.

@@ -2,8 +2,8 @@ import CLibevent
 
 private let fdTrampoline: event_callback_fn = { _, what, context in
     // libevent's EV_READ (0x02), EV_WRITE (0x04) and EV_CLOSED (0x80) are
-    // `Readiness`'s bits shifted up by one: a shift and a mask (testing the
-    // three bits one by one made a dispatch 715–718 instructions, this 709).
+    // `Readiness`'s bits shifted up by one: a shift and a mask rather than
+    // three bit tests (the `fd` probe of scripts/instructions.sh).
     // shim.h fails to compile if libevent's values ever differ.
     let ready = Readiness(rawValue: UInt8(truncatingIfNeeded: UInt16(bitPattern: what) >> 1) & Readiness.all.rawValue)
     // Borrowed, not retained: the registry holds the source, and a source

@@ -18,8 +18,8 @@ public final class LockedValue<Value>: @unchecked Sendable {
     /// Guarded by `mutex`, which already makes every access exclusive (a
     /// nested `withLock` deadlocks rather than overlapping), so Swift's
     /// dynamic exclusivity check is skipped: it cost each `withLock` a
-    /// `swift_beginAccess` (about 150 instructions with its thread-local
-    /// access set), 12% of an fd dispatch through `runOnce`.
+    /// `swift_beginAccess` with its thread-local access set (the fd
+    /// dispatch row of `compare`).
     @exclusivity(unchecked) @usableFromInline var value: Value
 
     /// A lock around `value`.

@@ -36,6 +36,12 @@ public struct LoopBound<Value>: @unchecked Sendable {
     /// up every other reference to it (a deinit handing what it owned to the
     /// loop): after this call only the loop thread may use it, which
     /// ``value`` checks.
+    ///
+    /// The value is not declared `sending`: a deinit, the use this is for,
+    /// cannot send what it reads from `self` (the compiler takes it as
+    /// bound to the releasing task), so every deinit would have to opt out
+    /// of the check with `nonisolated(unsafe)`. The rule is the caller's,
+    /// and ``value`` enforces it at run time.
     public init(handingOver value: Value, to loop: MainRunLoop) {
         self.loop = loop
         stored = value

@@ -13,7 +13,7 @@ import Synchronization
 /// Fields read or written for every event are `@exclusivity(unchecked)`:
 /// the loop's one-thread rule already guarantees exclusive access, and the
 /// dynamic checks Swift would otherwise run on class properties measured as
-/// the largest single cost of a post→run (docs/PERFORMANCE-LOG.md has the runs).
+/// the largest single cost of a post→run (the typed post→run row of `compare`).
 @usableFromInline
 final class LoopCore: @unchecked Sendable {
     /// The token of the thread the loop belongs to (the thread that created

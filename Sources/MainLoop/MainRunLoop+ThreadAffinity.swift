@@ -17,11 +17,4 @@ extension MainRunLoop {
     func offLoopThread(function: StaticString, file: StaticString, line: UInt) -> Never {
         core.offLoopThread(function: function, file: file, line: line)
     }
-
-    /// Like ``preconditionInLoop(function:file:line:)`` but checked in debug builds
-    /// only, for hot paths.
-    @inlinable
-    public func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
-        assert(core.isLoopThread, "must be called on the main loop's thread", file: file, line: line)
-    }
 }

@@ -30,7 +30,7 @@ extension MainRunLoop {
     /// That watchdog is one thread for the process, started by the first
     /// watch; a watch costs a lock and no allocation, and once `body`
     /// returns nothing of it stays armed.
-    /// On the manual clock, ``blockMainThread(for:)`` inside the body moves
+    /// On the manual clock, `blockMainThread(for:)` inside the body moves
     /// the clock, and a block that reaches the deadline stops there: the
     /// clock reads the deadline, as if the watchdog had fired at it.
     public func runWatched(limit: Duration, onOverrun: (@Sendable () -> Void)? = nil,
@@ -89,7 +89,10 @@ extension MainRunLoop {
     /// clock moves forward by `duration` at once without running anything
     /// (nothing can run while the thread is busy), stopping at the deadline
     /// of an enclosing ``runWatched(limit:onOverrun:_:)``.
-    public func blockMainThread(for duration: Duration) {
+    ///
+    /// For tests and scenario replay (a simulated slow callback), not for
+    /// production code: `@_spi(Testing) import MainLoop` reaches it.
+    @_spi(Testing) public func blockMainThread(for duration: Duration) {
         preconditionInLoop()
         guard isDeterministic else {
             let nanos = max(0, duration.nanosecondsClamped)

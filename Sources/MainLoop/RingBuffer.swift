@@ -54,7 +54,7 @@ final class RingBuffer<Element> {
         let incoming = source.count
         if incoming == 1 {
             // The common batch of a wake-up: one element, without the bulk
-            // moves' calls (58 instructions for one element).
+            // moves' calls (the cross-thread post rows of `compare`).
             append((source.storage + source.head).move())
         } else {
             while count &+ incoming > mask &+ 1 { grow() }

@@ -17,8 +17,8 @@ private let yieldTrampoline: event_callback_fn = { _, _, context in
 ///
 /// Why its own timerfd rather than a libevent timer: libevent's precise
 /// timers (EVENT_BASE_FLAG_PRECISE_TIMER) call `timerfd_settime` on every
-/// loop pass, which measured as 40 % of an fd dispatch, and its coarse
-/// timers are milliseconds late (p50 2 ms). This timerfd takes an absolute
+/// loop pass (the fd dispatch row of `compare`), and its coarse timers are
+/// milliseconds late (the timer lateness `compare` prints). This timerfd takes an absolute
 /// deadline (never early, to the nanosecond) and is re-armed only when the
 /// earliest deadline moves earlier; when it moves later (the first timer was
 /// cancelled), the fd stays armed and one wakeup finds nothing due and

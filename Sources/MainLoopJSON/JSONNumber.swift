@@ -2,7 +2,7 @@
 ///
 /// Numbers compare and hash by value (`1` is `1.0`, `-0` is `0`), as JSON
 /// values do. The literal is kept because a Double cannot hold every
-/// decimal exactly: SPEC §6 times are decimal seconds to the nanosecond
+/// decimal exactly: BEHAVIOUR.md §7 times are decimal seconds to the nanosecond
 /// (`999999999.123456789` has more digits than a Double keeps), so code
 /// that needs the exact number reads ``decimalText``.
 public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {

@@ -23,7 +23,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// One pair as stored: a struct, not a tuple, because an array of
     /// tuples is destroyed through the runtime's generic tuple witness
-    /// (about 35 instructions a pair, for every request and reply).
+    /// (for every pair of every request and reply).
     package struct Entry {
         var key: String
         var value: JSONValue

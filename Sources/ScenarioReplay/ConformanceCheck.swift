@@ -3,7 +3,7 @@ import MainLoopJSON
 
 /// Compares observations with a scenario's `expect`, line by line as JSON
 /// objects (key order and whitespace do not matter, numbers compare by
-/// value, `at` exactly to the nanosecond), in order (SPEC §7).
+/// value, `at` exactly to the nanosecond), in order (BEHAVIOUR.md §7).
 public enum ConformanceCheck {
     /// nil when they match, else a description of the first difference.
     public static func difference(expected: [JSONObject], actual: [JSONObject]) -> String? {

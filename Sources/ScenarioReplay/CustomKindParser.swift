@@ -18,7 +18,7 @@ import SystemNotifications
 /// (events name a subject). The rule is then registered with the center
 /// exactly as a standard kind is.
 enum CustomKindParser {
-    /// The keys every notification line has (SPEC §7), so no payload key.
+    /// The keys every notification line has (BEHAVIOUR.md §7), so no payload key.
     static let observationKeys: Set<String> = ["at", "notification", "merged"]
 
     static func rule(from json: JSONValue) throws(RequestError) -> CoalescingRule {
@@ -61,7 +61,7 @@ enum CustomKindParser {
             ? .subjectAndValue(subjectField: object["subjectField"]?.stringValue ?? "id",
                                valueField: object["valueField"]?.stringValue ?? "value", value: check)
             : .value(check)
-        // The observation line's own keys (SPEC §6, revision 3): a payload
+        // The observation line's own keys (BEHAVIOUR.md §7, revision 3): a payload
         // key of that name would overwrite the line's time, its name or its
         // merge count.
         for field in ["payloadKey", "subjectKey", "valueKey"] {

@@ -2,17 +2,17 @@ import AppLifecycle
 import MainLoopJSON
 import SystemNotifications
 
-/// Turns a scenario's `initial` object (SPEC §6) into silent initial events.
+/// Turns a scenario's `initial` object (BEHAVIOUR.md §7) into silent initial events.
 ///
 /// A key is a kind's name (`orientation`, `locale`, a custom kind's name):
 /// its value for a value kind, an object of subject to value for a keyed
-/// kind. SPEC §6 names four keyed standard kinds differently, and only
+/// kind. BEHAVIOUR.md §7 names four keyed standard kinds differently, and only
 /// those are spelled out here: `defaults` (userDefaults, an object),
 /// `accessories` and `screens` (arrays of connected ids) and `screenModes`.
 enum InitialValues {
-    /// The SPEC's names for keyed standard kinds whose initial form is a list of connected ids.
+    /// The contract's names for keyed standard kinds whose initial form is a list of connected ids.
     private static let connectedLists: [String: NotificationKind] = ["accessories": .accessory, "screens": .screen]
-    /// The SPEC's names for keyed standard kinds whose initial form is an object of subject to value.
+    /// The contract's names for keyed standard kinds whose initial form is an object of subject to value.
     private static let subjectObjects: [String: NotificationKind] = ["defaults": .userDefaults, "screenModes": .screenMode]
 
     /// The events for `initial`, checked against the center's rules.

@@ -3,7 +3,7 @@ import EngineWire
 import MainLoopJSON
 import SystemNotifications
 
-/// A replay scenario (SPEC §6), parsed and checked. System event payloads
+/// A replay scenario (BEHAVIOUR.md §7), parsed and checked. System event payloads
 /// are checked against their kinds' rules when the replay is set up,
 /// before any step runs.
 public struct Scenario: Sendable {

@@ -1,10 +1,10 @@
 import AppLifecycle
 import EngineWire
-import MainLoop
+@_spi(Testing) import MainLoop
 import MainLoopJSON
 import SystemNotifications
 
-/// An optional bound on one replay. Replay itself sets none (SPEC §7,
+/// An optional bound on one replay. Replay itself sets none (BEHAVIOUR.md §7,
 /// revision 3: a scenario of a million inputs prints a million lines, in
 /// bounded memory, since lines are streamed); a caller that replays
 /// untrusted mutants (a fuzzer, a test) may stop a replay after
@@ -20,7 +20,7 @@ public struct ReplayLimits: Sendable, Equatable {
 /// What a replay produced: the observation lines, and the engine's
 /// counters per kind at the end (for accounting checks).
 public struct ReplayResult: Sendable {
-    /// The SPEC §7 lines, in order.
+    /// The BEHAVIOUR.md §7 lines, in order.
     public let observations: [JSONObject]
     /// Counters per kind, in slot order, when the replay ended.
     public let statistics: [(kind: NotificationKind, counters: NotificationCounters)]
@@ -29,7 +29,7 @@ public struct ReplayResult: Sendable {
 }
 
 /// Replays a scenario on the library's real main loop (deterministic mode),
-/// application and notification engine, and returns the SPEC §7
+/// application and notification engine, and returns the BEHAVIOUR.md §7
 /// observation lines. There is no separate model: the steps go through the
 /// same API a service uses, and every error the library reports reaches the
 /// output (a `rejected` line) or fails the replay with its step.
@@ -115,7 +115,7 @@ private final class ReplaySession {
         self.loop = loop
         self.limits = limits
         // Replay sets no service limits: the number of subjects (and their
-        // sizes) is bounded by the scenario's own size (SPEC §7, revision 3).
+        // sizes) is bounded by the scenario's own size (BEHAVIOUR.md §7, revision 3).
         do {
             application = try Application(loop: loop, configuration: scenario.configuration, limits: .unlimited)
         } catch {
@@ -178,7 +178,7 @@ private final class ReplaySession {
             guard !log.stopped else { return }
             // What comes due up to and at this instant runs before the step;
             // a step behind the clock (a blocked callback moved it on) runs
-            // at the clock's time, after what is due by then (SPEC §6).
+            // at the clock's time, after what is due by then (BEHAVIOUR.md §7).
             try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
             try perform(step, index: index)
             try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
@@ -242,7 +242,7 @@ private final class ReplaySession {
             var token = BackgroundTaskToken.invalid
             token = try application.beginBackgroundTask(name: name) { [recorder] in
                 recorder.record("expired", .string(name))
-                // The expiration handler ends its own task (SPEC §6); the
+                // The expiration handler ends its own task (BEHAVIOUR.md §7); the
                 // task can only be open here, so this cannot fail.
                 if endsTask { try? application.endBackgroundTask(token) }
             }

@@ -45,7 +45,8 @@ public final class ControlResponder {
     /// query). Unchecked exclusivity: touched only inside ``handle(_:)`` on
     /// the loop thread, which nothing re-enters while it runs.
     /// (Two fields, compared in place: one optional pair was copied out and
-    /// destroyed through value witnesses, 300 instructions a query.)
+    /// destroyed through value witnesses on every query: the socket
+    /// benchmark's state rows.)
     @exclusivity(unchecked) private var lastStateSnapshot: EngineStateSnapshot?
     @exclusivity(unchecked) private var lastStateReply = JSONObject()
     /// Reads the plain `system` lines (``answer(line:)``). Unchecked
@@ -97,7 +98,7 @@ public final class ControlResponder {
     /// `path` in logs) or binds `path`, with `handler` answering (and
     /// `shortcut` answering the lines it can, see ``answer(line:)``), this
     /// responder's reply bound, and the server's counters in `stats`.
-    func makeServer(adopting inherited: Int32?, path: String, mode: mode_t, logger: Logger,
+    @_spi(Tool) public func makeServer(adopting inherited: Int32?, path: String, mode: mode_t, logger: Logger,
                     handler: @escaping (JSONValue) -> JSONObject,
                     shortcut: @escaping (UnsafeBufferPointer<UInt8>) -> JSONObject?) throws -> ControlServer {
         let loop = application.loop

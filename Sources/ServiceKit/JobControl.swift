@@ -18,7 +18,7 @@ import ServiceLogging
 ///
 /// A process frozen by the cgroup freezer (`systemctl freeze`) gets no
 /// signal; the supervisor sends `home` and `foreground` over the control
-/// socket around the freeze instead (README, "Running under systemd").
+/// socket around the freeze instead (the guide "Running MainLoop the way Linux runs services").
 /// Loop thread only; installs signal sources, so one per process.
 public final class JobControl {
     /// Whether the app is home because of SIGTSTP (and SIGCONT brings it back).

@@ -20,7 +20,7 @@ import MainLoop
 ///
 /// Create it before your service can be reached (before the control
 /// socket opens): a supervisor that sees the socket may signal at once.
-/// `mainloop run` is this runner around ``ServiceHost``; the template
+/// `mainloop run` is this runner around its own app (`ServiceHost`, in the tool); the template
 /// service in Examples/ is this runner around an app of its own.
 /// Main loop thread only (it handles the process's signals).
 public final class ServiceRunner {
@@ -127,10 +127,10 @@ public final class ServiceRunner {
     /// 130 (nor SIGHUP with 129, nor SIGTSTP stop it), so those signals are
     /// ignored from now on. Called by ``run()``; call it yourself if you run
     /// the loop yourself. Threads of your own must block SIGTERM and
-    /// SIGINT (start them with the signals blocked), as MainLoop's helper
-    /// threads and libdispatch's do: a signal the kernel hands such a
-    /// thread while the handlers are removed would end the process with
-    /// the default action.
+    /// SIGINT, as MainLoop's helper threads and libdispatch's do: start them
+    /// inside ``ServiceSignals/blockingSignals(_:in:)``. A signal the kernel
+    /// hands such a thread while the handlers are removed would end the
+    /// process with the default action.
     public func finish() throws {
         memoryPressure?.stop()
         try Self.ignoreWhileExiting([SIGTERM, SIGINT, SIGHUP, SIGTSTP]) {

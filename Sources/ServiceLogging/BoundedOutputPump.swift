@@ -197,8 +197,8 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// was dropped (the queue is full or the descriptor failed).
     @discardableResult
     public func write<Bytes: Collection<UInt8>>(lineBytes bytes: Bytes) -> Bool {
-        // A contiguous line is one copy; the generic append, not
-        // specialized across modules, cost 890 instructions a line.
+        // A contiguous line is one copy; the generic append is not
+        // specialized across modules (`scripts/service-instructions.sh events`).
         bytes.withContiguousStorageIfAvailable { write(contiguousLine: $0) }
             ?? Array(bytes).withUnsafeBufferPointer { write(contiguousLine: $0) }
     }
@@ -206,8 +206,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// Queues the bytes of a line plus a newline: the generic form's work
     /// for an array, which `mainloop run`'s observation lines are, without
     /// its calls through `Sequence`'s witness table (not specialized across
-    /// modules: about 140 instructions a line, `scripts/service-instructions.sh
-    /// events`).
+    /// modules: `scripts/service-instructions.sh events` shows the cost).
     @discardableResult
     public func write(lineBytes bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { write(contiguousLine: $0) }

@@ -2,7 +2,7 @@ import CSystemd
 
 /// libsystemd, opened when the first ``SystemBusConnection`` is made
 /// rather than linked: a service that never connects to a bus never loads
-/// it, nor the six libraries it depends on (issue 21: about 1.5 ms of every
+/// it, nor the six libraries it depends on (about 1.5 ms of every
 /// start-up, and its share of the resident set).
 enum SystemdLibrary {
     /// Opens libsystemd.so.0 and resolves the sd-bus functions, once per

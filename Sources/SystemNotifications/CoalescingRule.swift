@@ -1,7 +1,7 @@
 import MainLoopJSON
 
 /// How events of one kind are delivered and merged: the coalescing rules of
-/// SPEC §4 as data. Every standard kind is built from one of four shapes,
+/// BEHAVIOUR.md §4 as data. Every standard kind is built from one of four shapes,
 /// and a user kind registered with the same shape behaves the same way.
 public final class CoalescingRule: Sendable {
     /// The four merge shapes.
@@ -46,7 +46,7 @@ public final class CoalescingRule: Sendable {
         }
     }
 
-    /// How the payload of SPEC §4 is built.
+    /// How the payload of BEHAVIOUR.md §4 is built.
     public enum PayloadFormat: Sendable, Equatable {
         /// No fields (protectedData).
         case none

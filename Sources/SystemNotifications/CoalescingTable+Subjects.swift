@@ -14,7 +14,7 @@ extension CoalescingTable {
     }
 
     /// Frees the subject if it is back at its kind's default, holds nothing
-    /// and is not pinned (SPEC §4: it is then the same as one never seen).
+    /// and is not pinned (BEHAVIOUR.md §4: it is then the same as one never seen).
     mutating func releaseSubjectIfIdle(_ index: Int32) {
         let position = Int(index)
         guard subjectRecords[position].isLive, !subjectRecords[position].isPinned,

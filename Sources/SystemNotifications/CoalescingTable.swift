@@ -80,7 +80,7 @@ enum HeldList {
 
 /// The notification engine's whole coalescing state, in one value: the
 /// rules, the system's current values, the counters and what is held while
-/// the app is suspended (SPEC §4). Pure: no loop, no clock, no lifecycle;
+/// the app is suspended (BEHAVIOUR.md §4). Pure: no loop, no clock, no lifecycle;
 /// the application drives it with `record`, `flush` and ``discard()``.
 ///
 /// Events inside are plain data (``PreparedEvent``): recording one is an
@@ -131,7 +131,7 @@ public struct CoalescingTable: ~Copyable {
     /// How many held slots are occupied (kinds plus subjects).
     public var heldSlotCount: Int { heldSlots }
 
-    /// A table with the twelve standard kinds of SPEC §4, in slot order.
+    /// A table with the twelve standard kinds of BEHAVIOUR.md §4, in slot order.
     public init(limits: CoalescingLimits = CoalescingLimits()) {
         self.limits = limits
         for rule in CoalescingRule.standard { add(rule, custom: false) }
@@ -193,7 +193,7 @@ public struct CoalescingTable: ~Copyable {
     // MARK: Current values
 
     /// Sets a current value without any notification (the initial state
-    /// before launch, SPEC §6 `initial`). The caller checks the app is not running.
+    /// before launch, BEHAVIOUR.md §7 `initial`). The caller checks the app is not running.
     public mutating func setInitialValue(_ event: SystemEvent) throws(NotificationCenterError) {
         let prepared = try prepare(event)
         let slot = Int(prepared.slot)

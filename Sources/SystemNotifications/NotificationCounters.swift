@@ -1,4 +1,4 @@
-/// Accounting for one kind: nothing is lost silently (SPEC §4). Every held
+/// Accounting for one kind: nothing is lost silently (BEHAVIOUR.md §4). Every held
 /// event ends up folded into a delivered notification, cancelled (net
 /// zero), discarded (the app died), or is still pending:
 /// `held == folded + cancelled + discarded + pending`.

@@ -1,9 +1,9 @@
 /// A kind of system notification (orientation, locale, ...). An open set:
-/// the twelve standard kinds of SPEC §4 are constants, and users register
+/// the twelve standard kinds of BEHAVIOUR.md §4 are constants, and users register
 /// their own kinds with a ``CoalescingRule``.
 ///
 /// Kinds compare by name. The standard constants also carry their slot in
-/// every center (the first twelve slots, in the order of SPEC §4), so the
+/// every center (the first twelve slots, in the order of BEHAVIOUR.md §4), so the
 /// hot path finds a kind's rule and held slot by index, without hashing.
 public struct NotificationKind: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The kind's name; also the key of its events in scenarios and on the

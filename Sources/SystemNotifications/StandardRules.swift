@@ -1,7 +1,7 @@
 import MainLoopJSON
 
 extension CoalescingRule {
-    /// The rules of the twelve standard kinds of SPEC §4, in slot order.
+    /// The rules of the twelve standard kinds of BEHAVIOUR.md §4, in slot order.
     /// This table is the whole of their behaviour: the center has no
     /// per-kind code.
     public static let standard: [CoalescingRule] = [

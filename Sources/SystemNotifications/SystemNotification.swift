@@ -51,15 +51,15 @@ public struct SystemNotification: Sendable {
     public var value: JSONValue { details?.resolved ?? rule.json(forPlain: encoded) }
 
     /// The notification's name, e.g. `orientationDidChange`. Most kinds
-    /// have one name whatever the value: the value is made (a JSON value,
-    /// about 200 instructions) only for a kind named by its value.
+    /// have one name whatever the value: the value is made (a JSON value)
+    /// only for a kind named by its value.
     public var name: String {
         let rule = rule
         if case .fixed(let name) = rule.naming { return name }
         return rule.notificationName(value)
     }
 
-    /// The payload fields of SPEC §4, e.g. `{"orientation": "faceUp"}`.
+    /// The payload fields of BEHAVIOUR.md §4, e.g. `{"orientation": "faceUp"}`.
     public var payload: JSONObject { rule.payload(subject, value) }
 
     /// Calls `body` with each field of ``payload`` (key, value), in order,

@@ -1,16 +1,16 @@
 import MainLoopJSON
 
-/// Device orientations (SPEC §4).
+/// Device orientations (BEHAVIOUR.md §4).
 public enum DeviceOrientation: String, Sendable, CaseIterable {
     case unknown, portrait, portraitUpsideDown, landscapeLeft, landscapeRight, faceUp, faceDown
 }
 
-/// Battery states (SPEC §4).
+/// Battery states (BEHAVIOUR.md §4).
 public enum BatteryState: String, Sendable, CaseIterable {
     case unknown, unplugged, charging, full
 }
 
-/// Why a significant time change happened (SPEC §4).
+/// Why a significant time change happened (BEHAVIOUR.md §4).
 public enum SignificantTimeChangeReason: String, Sendable, CaseIterable {
     /// Local midnight passed.
     case midnight

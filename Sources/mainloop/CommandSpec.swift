@@ -1,7 +1,7 @@
 /// What one subcommand accepts: its options and its arguments, and the help
 /// text made from them. The tool parses its command line with this
 /// (``ParsedArguments``) instead of a reflection-based parser, which cost
-/// more than half of `mainloop run`'s start-up (issue 21).
+/// more than half of `mainloop run`'s start-up.
 struct CommandSpec {
     /// One `--name` option: a flag, or an option that takes a value.
     struct Option {

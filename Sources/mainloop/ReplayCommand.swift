@@ -1,14 +1,14 @@
 import ScenarioReplay
 
-/// `mainloop replay [--check] FILE...`: runs SPEC §6 scenarios on the real
-/// main loop (deterministic mode) and prints SPEC §7 observation lines, or
+/// `mainloop replay [--check] FILE...`: runs BEHAVIOUR.md §7 scenarios on the real
+/// main loop (deterministic mode) and prints BEHAVIOUR.md §7 observation lines, or
 /// compares them with each file's `expect`.
 struct ReplayCommand {
     static let spec = CommandSpec(
         name: "replay",
         abstract: "Replay lifecycle/coalescing scenarios and print one JSON observation per line.",
         discussion: """
-            Without --check, prints each scenario's observations (SPEC §7) to stdout, one JSON \
+            Without --check, prints each scenario's observations (BEHAVIOUR.md §7) to stdout, one JSON \
             object per line. With --check, compares them with each file's "expect" and prints \
             one line per file and a final "N passed, N failed" line; the exit status is non-zero \
             if any file fails. A malformed file is reported with its step index and problem, \
@@ -37,7 +37,7 @@ struct ReplayCommand {
         for file in files {
             do {
                 // Streamed: each line is printed as it happens, so any
-                // number of them takes bounded memory (SPEC §7).
+                // number of them takes bounded memory (BEHAVIOUR.md §7).
                 let output = Output.Batched()
                 defer { output.flush() }
                 try ScenarioFile.stream(file) { output.line(ScenarioFile.line($0)) }

@@ -8,7 +8,7 @@ struct RunCommand {
         abstract: "Run the host service: real time/locale/defaults sources and a control socket.",
         discussion: """
             Launches the app at start (in the background with --background), prints every \
-            observation as one JSON line on stdout (SPEC §7 shape; "at" is Unix time), logs to \
+            observation as one JSON line on stdout (BEHAVIOUR.md §7 shape; "at" is Unix time), logs to \
             stderr, and exits cleanly on SIGTERM or SIGINT (willTerminate if the app is running).
             """,
         options: [

@@ -2,8 +2,9 @@ import AppLifecycle
 import Glibc
 import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct AppWorkTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct AppWorkTests {
     @Test func missedTimersFireOnceAfterResumeInFirstMissedOrderThenKeepTheirSchedule() throws {
         let h = try Harness()
         try h.perform(.launch)
@@ -116,7 +117,7 @@ import Testing
         #expect(h.appCodeWhileNotRunning.isEmpty)
     }
 
-    /// Issue 19: an app fd source that cannot be resumed (while the app was
+    /// An app fd source that cannot be resumed (while the app was
     /// suspended its descriptor came to name a regular file, which epoll
     /// refuses) is reported to the engine observers, not dropped silently
     /// by a `try?`.
@@ -172,7 +173,7 @@ import Testing
 }
 
 /// `AppWorkGate`: other code run as the app's (MainLoopNIO's gated EventLoop).
-@Suite(.timeLimit(.minutes(2))) struct AppWorkGateTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct AppWorkGateTests {
     @Test func runsNowDefersWhileSuspendedAndDropsWhenNotRunning() throws {
         let h = try Harness()
         let gate = AppWorkGate(h.app)

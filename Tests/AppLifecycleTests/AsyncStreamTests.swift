@@ -2,13 +2,14 @@
 import MainLoop
 import SystemNotifications
 import Testing
+import TestSupport
 
 /// Loop-thread-only log for the consumers below (they run on the loop's executor).
 private final class Log: @unchecked Sendable {
     var lines: [String] = []
 }
 
-@Suite(.timeLimit(.minutes(2))) struct AsyncStreamTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct AsyncStreamTests {
     /// A `for try await` consumer gets exactly what an observer gets: live
     /// changes one by one, nothing while suspended, the merged one on resume.
     @Test func notificationStreamMatchesAnObserver() throws {

@@ -1,8 +1,9 @@
 import AppLifecycle
-import MainLoop
+@_spi(Testing) import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct BackgroundTimeTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct BackgroundTimeTests {
     private func harness(limit: Int = 30, lead: Int = 5, modes: Set<BackgroundMode> = []) throws -> Harness {
         try Harness {
             $0.backgroundTaskLimit = .seconds(limit)
@@ -130,7 +131,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct ServiceAndKeepAliveTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ServiceAndKeepAliveTests {
     @Test func aDeclaredServiceKeepsTheAppRunningUntilItStops() throws {
         let h = try Harness { $0.backgroundModes = ["audio"] }
         try h.perform(.launch)

@@ -1,10 +1,11 @@
 import AppLifecycle
 import MainLoop
 import Testing
+import TestSupport
 
-/// The application keeps its delegate (issue 18: a delegate passed inline
+/// The application keeps its delegate (a delegate passed inline
 /// was held weakly, released at once, and the app ran with no delegate).
-@Suite(.timeLimit(.minutes(2))) struct DelegateOwnershipTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct DelegateOwnershipTests {
     /// Records callbacks into a box the test keeps (not the delegate).
     final class Recorder: ApplicationDelegate {
         final class Log { var lines: [String] = [] }

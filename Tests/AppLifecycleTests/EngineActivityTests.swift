@@ -1,9 +1,10 @@
 @testable import AppLifecycle
 import Testing
+import TestSupport
 
-/// The engine's activity as one value (issue 19): nested busy sections,
+/// The engine's activity as one value: nested busy sections,
 /// transitions, inputs queued meanwhile, and a drain around them.
-@Suite(.timeLimit(.minutes(2))) struct EngineActivityTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct EngineActivityTests {
     @Test func nestedSectionsTransitionsAndQueuedInputs() {
         var activity = EngineActivity()
         #expect(activity.state == .idle && activity.isIdle && !activity.isBusy)

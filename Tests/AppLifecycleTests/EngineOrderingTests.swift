@@ -3,10 +3,11 @@ import Dispatch
 import MainLoop
 import SystemNotifications
 import Testing
+import TestSupport
 
-/// The ordering contract (README, "Ordering contract"): every input takes
+/// The ordering contract (BEHAVIOUR.md §8): every input takes
 /// effect in the order it was issued, whatever path it takes.
-@Suite(.timeLimit(.minutes(2))) struct EngineOrderingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct EngineOrderingTests {
     final class Recorder: ApplicationDelegate {
         var lines: [String] = []
         var onInput: ((String) -> Void)?

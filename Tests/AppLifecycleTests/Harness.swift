@@ -1,5 +1,5 @@
 import AppLifecycle
-import MainLoop
+@_spi(Testing) import MainLoop
 
 /// A deterministic loop, an application and a delegate that records every
 /// callback and engine event as a line, and flags app code that runs while

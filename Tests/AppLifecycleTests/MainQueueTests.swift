@@ -5,7 +5,7 @@ import Testing
 /// loop and the main thread, and an app's gate on them while suspended.
 /// These need the process's main thread, so each runs the MainQueueProbe
 /// executable (Tests/MainQueueProbe) as a child process and reads what it printed.
-@Suite(.timeLimit(.minutes(2))) struct MainQueueTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct MainQueueTests {
     private func probe(_ scenario: String) throws -> [String] {
         let result = try BuiltExecutable.run("MainQueueProbe", [scenario])
         #expect(result.status == 0, "MainQueueProbe \(scenario) failed: \(result.output)\(result.error)")
@@ -26,7 +26,7 @@ import Testing
         ])
     }
 
-    /// A `@MainActor` class is the delegate and an observer (issue 18): the
+    /// A `@MainActor` class is the delegate and an observer: the
     /// delegate passed inline stays alive, every callback runs on the main
     /// thread, the observer gets one merged notification on resume, and an
     /// engine observer sees background and suspended as they happen.

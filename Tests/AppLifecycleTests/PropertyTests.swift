@@ -18,7 +18,7 @@ let acceptedCommands: [AppState: Set<LifecycleCommand>] = [
 /// the app only ever is in one of the five states, every transition is
 /// either in the §1 table or rejected without effect, and app code never
 /// runs while suspended or not running.
-@Suite(.timeLimit(.minutes(2))) struct PropertyTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct PropertyTests {
     @Test(arguments: 0..<40)
     func randomSequencesStayDefinedAndNeverRunAppCodeWhileSuspended(seed: Int) throws {
         var random = SeededRandom(state: UInt64(seed))

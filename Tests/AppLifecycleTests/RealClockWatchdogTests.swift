@@ -1,10 +1,11 @@
 import AppLifecycle
 import Glibc
-import MainLoop
+@_spi(Testing) import MainLoop
 import Synchronization
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct RealClockWatchdogTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct RealClockWatchdogTests {
     /// A didEnterBackground that really blocks the loop thread past a short
     /// configured limit gets the app killed; one within it does not.
     @Test func blockedDidEnterBackgroundIsKilledOnTheRealClock() throws {

@@ -2,11 +2,12 @@
 import MainLoop
 @testable import SystemNotifications
 import Testing
+import TestSupport
 
-/// Issue 21, item 4: an application gives the storage of a burst of
+/// An application gives the storage of a burst of
 /// subjects back a while after the flush that freed it, and not while
 /// bursts keep coming (they would regrow it each time).
-@Suite(.timeLimit(.minutes(2))) struct StorageGiveBackTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct StorageGiveBackTests {
     @Test func aBurstOfSubjectsIsGivenBackFiveSecondsAfterTheFlushThatFreedIt() throws {
         let loop = try MainRunLoop(deterministic: true)
         var limits = CoalescingLimits()

@@ -1,10 +1,11 @@
 import AppLifecycle
 import MainLoop
 import Testing
+import TestSupport
 
-/// Every row of the SPEC §1 table, as the sequence of state lines and
+/// Every row of the BEHAVIOUR.md §1 table, as the sequence of state lines and
 /// callbacks it produces.
-@Suite(.timeLimit(.minutes(2))) struct TransitionTableTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct TransitionTableTests {
     /// Drives the harness into `state` using commands from the table.
     static func reach(_ state: AppState, _ harness: Harness) throws {
         switch state {

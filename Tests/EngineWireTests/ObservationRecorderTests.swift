@@ -4,10 +4,11 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
-/// The SPEC §7 lines of an application: each notification's line is the
+/// The BEHAVIOUR.md §7 lines of an application: each notification's line is the
 /// timestamp's fields, then `notification`, the payload and `merged`.
-@Suite(.timeLimit(.minutes(2))) struct ObservationRecorderTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ObservationRecorderTests {
     @Test func aNotificationLineIsTheTimestampThenItsFieldsInOrder() throws {
         let loop = try MainRunLoop(deterministic: true)
         let application = try Application(loop: loop)

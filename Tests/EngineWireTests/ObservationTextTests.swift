@@ -4,10 +4,11 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
 /// `ObservationRecorder`'s text lines (what `mainloop run` prints) are the
 /// text of its object lines, byte for byte, for every kind of line.
-@Suite(.timeLimit(.minutes(2))) struct ObservationTextTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ObservationTextTests {
     /// The timestamp of the n-th line: a new object every third line and,
     /// on every other line, a fresh copy of equal content (so the text's
     /// cache sees both a changed and an equal-but-new object). Every sixth

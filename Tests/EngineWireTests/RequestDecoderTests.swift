@@ -2,10 +2,11 @@ import AppLifecycle
 import EngineWire
 import MainLoopJSON
 import Testing
+import TestSupport
 
-/// The SPEC §6 vocabulary is decoded once, for the replay, the socket and
+/// The BEHAVIOUR.md §7 vocabulary is decoded once, for the replay, the socket and
 /// `ctl`; each context accepts its forms and words its errors the same way.
-@Suite(.timeLimit(.minutes(2))) struct RequestDecoderTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct RequestDecoderTests {
     private func decode(_ text: String, _ context: RequestContext) throws -> EngineRequest {
         try RequestDecoder.decode(try JSONValue.parse(text).objectValue!, context: context)
     }

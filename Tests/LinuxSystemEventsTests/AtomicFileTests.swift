@@ -1,8 +1,9 @@
 import FileSupport
 import Glibc
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct AtomicFileTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct AtomicFileTests {
     /// A path split into its directory and name joins back to itself (a
     /// bare name to `./name`), at the root too.
     @Test func joinPutsBackWhatSplitTookApart() {

@@ -2,10 +2,11 @@ import Glibc
 import Logging
 import ServiceLogging
 import Testing
+import TestSupport
 
 /// The service's log lines: timestamp, level, label, the metadata sorted by
 /// key, the message.
-@Suite(.timeLimit(.minutes(2))) struct BoundedLogHandlerTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct BoundedLogHandlerTests {
     @Test func metadataIsWrittenSortedByKeyBeforeTheMessage() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)

@@ -3,9 +3,10 @@ import Glibc
 import MainLoopKit
 @testable import ServiceLogging
 import Testing
+import TestSupport
 
 /// The service's stdout writer: a bounded queue drained by its own thread.
-@Suite(.timeLimit(.minutes(2))) struct BoundedOutputPumpTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct BoundedOutputPumpTests {
     /// Everything written arrives, whole and in order, when it is read.
     @Test func linesArriveInOrderWhenRead() throws {
         var fds: [Int32] = [0, 0]

@@ -3,9 +3,10 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
-/// Issue 12, item 14: what the `mainloop` tool says when something is wrong.
-@Suite(.timeLimit(.minutes(2))) struct CLIMessageTests {
+/// What the `mainloop` tool says when something is wrong.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct CLIMessageTests {
     /// System errors carry the system's words, not only a number.
     @Test func systemErrorsSayWhatTheSystemSaid() throws {
         let result = try BuiltTool.run(["run", "--socket", "/proc/no-such-dir/s.sock"])
@@ -54,10 +55,10 @@ import Testing
     }
 }
 
-/// Issue 21, item 2: the tool parses its command line itself (no
+/// The tool parses its command line itself (no
 /// reflection at start-up). What a user types keeps working, and every
 /// mistake is named.
-@Suite(.timeLimit(.minutes(2))) struct CommandLineTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct CommandLineTests {
     /// Each subcommand's help lists its options and their defaults on stdout.
     @Test func helpListsEveryOptionWithItsDefault() throws {
         let result = try BuiltTool.run(["run", "--help"])

@@ -6,6 +6,8 @@ import Logging
 import MainLoop
 import MainLoopJSON
 import Testing
+import TestSupport
+@testable import mainloop
 
 /// The service on its own loop thread, talked to over its real socket.
 final class RunningService: @unchecked Sendable {
@@ -67,7 +69,7 @@ final class RunningService: @unchecked Sendable {
     func send(_ request: JSONValue) throws -> JSONObject { try ControlClient.send(request, to: socket) }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct ControlSocketTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ControlSocketTests {
     @Test func garbageOversizeHalfClosedAndAbruptClientsNeverHurtTheService() throws {
         let service = try RunningService()
         defer { service.stop() }

@@ -3,10 +3,11 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
-/// Issue 12, item 9: the defaults store never loses or mangles what a file
+/// The defaults store never loses or mangles what a file
 /// holds, and never follows a link it should not.
-@Suite(.timeLimit(.minutes(2))) struct DefaultsStoreHardeningTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct DefaultsStoreHardeningTests {
     /// Invalid UTF-8 was read lossily (U+FFFD) and silently rewritten on the
     /// next write, collapsing two keys into one. Such a file is corrupt now:
     /// reported, and never rewritten.

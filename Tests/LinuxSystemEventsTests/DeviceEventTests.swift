@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import MainLoopKit
 import Testing
+import TestSupport
 
-/// Device events (issue 20): the two datagram formats, hostile datagrams,
+/// Device events: the two datagram formats, hostile datagrams,
 /// and accessories and screens end to end under umockdev.
-@Suite(.timeLimit(.minutes(2))) struct DeviceEventTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct DeviceEventTests {
     @Test func parsesTheKernelsFormat() {
         let bytes = Array("add@/devices/usb1-1\0ACTION=add\0DEVPATH=/devices/usb1-1\0SUBSYSTEM=usb\0DEVTYPE=usb_device\0".utf8)
         #expect(Uevent.parse(bytes) == Uevent(action: "add", properties: [

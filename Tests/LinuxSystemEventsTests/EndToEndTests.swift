@@ -6,7 +6,7 @@ import TestSupport
 
 /// `mainloop run` as a real process, driven by `mainloop ctl` and
 /// `mainloop defaults` processes and real file changes.
-@Suite(.timeLimit(.minutes(2))) struct EndToEndTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct EndToEndTests {
     @Test func suspendChangeEverythingFromOutsideAndResumeToOneMergedNotificationPerKind() throws {
         let directory = TemporaryDirectory()
         let socket = directory.file("s.sock"), defaults = directory.file("d.json"), locale = directory.file("locale")

@@ -2,10 +2,11 @@ import Glibc
 import MainLoop
 import MainLoopKit
 import Testing
+import TestSupport
 
 /// The inotify watcher under everything that watches files (zone, locale,
 /// defaults).
-@Suite(.timeLimit(.minutes(2))) struct FileWatcherTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct FileWatcherTests {
     /// Runs the loop until `done` or 10 s.
     private func run(_ loop: MainRunLoop, until done: @escaping () -> Bool) throws {
         let check = loop.scheduleTimer(after: .milliseconds(5), repeating: .milliseconds(5)) { if done() { loop.stop() } }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MainLoopKit
 import Testing
+import TestSupport
 
 /// The D-Bus sources on a bus whose policy is a system bus's (only root
 /// owns the daemons' names; anyone may send signals), attacked by an
@@ -10,7 +11,7 @@ import Testing
 /// templates, run as root. Each test first shows that the attack's channel
 /// is live (a real change after the attack arrives), so a quiet service
 /// cannot pass by hearing nothing.
-@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: UnprivilegedPeer.available, "root and setpriv are needed to act as nobody"))
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2)), .enabled(if: UnprivilegedPeer.available, "root and setpriv are needed to act as nobody"))
 struct HostileBusTests {
     static let displayDevice = "/org/freedesktop/UPower/devices/DisplayDevice"
     static let session = "/org/freedesktop/login1/session/c1"
@@ -240,7 +241,7 @@ enum UnprivilegedPeer {
 }
 
 /// The pieces the hostile-bus fixes rest on, without a bus.
-@Suite(.timeLimit(.minutes(2))) struct BusInputValidationTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct BusInputValidationTests {
     @Test func matchRuleValuesAreQuotedSoAPeersTextCannotEndThem() {
         let rule = DBusMatchRule(sender: ":1.7", path: "/a", member: "PropertiesChanged", arguments: [0: "x',member='Evil"])
         #expect(rule.text == #"type='signal',sender=':1.7',path='/a',member='PropertiesChanged',arg0='x'\'',member='\''Evil'"#)

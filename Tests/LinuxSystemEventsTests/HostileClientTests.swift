@@ -37,8 +37,8 @@ final class RawClient {
     func close() { Glibc.close(fd) }
 }
 
-/// Issue 12: the control socket under clients that misbehave.
-@Suite(.timeLimit(.minutes(2))) struct HostileClientTests {
+/// The control socket under clients that misbehave.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct HostileClientTests {
     /// Item 1: replies fill the socket buffer, then the client closes
     /// without reading them. The old connection freed itself in `readable()`
     /// and then flushed through a dangling reference (SIGABRT).
@@ -70,7 +70,7 @@ final class RawClient {
 
     /// Item 12: once a connection is closed, nothing more of it is
     /// processed: the lines a client left when it closed are not handled,
-    /// and no send runs on the old fd number. (Issue 21 batches replies:
+    /// and no send runs on the old fd number. (Replies are batched:
     /// instead of sending the first reply of a batch at once to find out,
     /// the connection asks the socket whether the client closed before it
     /// handles a batch, so none of those lines is handled.)
@@ -139,7 +139,7 @@ extension HostileClientTests {
                                         "--zone-file", first.directory.file("localtime")],
                                        prefix: ["/usr/bin/timeout", "5"])  // the old code took over and ran on
         #expect(second.status != 0)
-        // Refused by the path's claim (issue 17), or by the liveness probe.
+        // Refused by the path's claim, or by the liveness probe.
         #expect(second.error.contains("another process") && second.error.contains(first.socket), "\(second.error)")
         #expect(try ControlClient.send(["query": "state"], to: first.socket)["ok"] == .bool(true))
         #expect(first.terminate() == 0)
@@ -152,7 +152,7 @@ extension HostileClientTests {
         let loop = try MainRunLoop(deterministic: true)
         let path = directory.file("c.sock")
         let first = try ControlServer(loop: loop, path: path, logger: Logger(label: "test")) { _ in ["ok": true] }
-        // An operator removed the socket and its claim (issue 17's lock
+        // An operator removed the socket and its claim (the lock
         // file); a second server now owns the path.
         unlink(path)
         unlink(path + ".lock")
@@ -164,7 +164,7 @@ extension HostileClientTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
-    /// Issue 21 (start-up): in a private parent (this user's, mode 0700)
+    /// Start-up: in a private parent (this user's, mode 0700)
     /// the socket is staged beside its path, with no directory made; in
     /// any other the bind's private directory is removed in the loop's
     /// first turn instead of before the server returns. Either way the
@@ -308,7 +308,7 @@ func exitStatus(of pid: pid_t, sourceLocation: SourceLocation = #_sourceLocation
 /// The bounded waits every test uses for its children (TestSupport's
 /// `BoundedWait.swift`): a child that hangs is killed and reported, never
 /// waited for forever (a CI run once hung 10 minutes in such a wait).
-@Suite(.timeLimit(.minutes(2))) struct BoundedWaitTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct BoundedWaitTests {
     @Test func aSpawnedChildThatHangsIsKilledAndReported() throws {
         let pid = try spawnWithDefaultSignals("/bin/sleep", ["600"])
         let (status, inTime) = reap(pid, within: 0.3, diagnose: false)
@@ -560,7 +560,7 @@ extension HostileClientTests {
 }
 
 /// Item 8: the default socket path, and who `ctl` agrees to talk to.
-@Suite(.timeLimit(.minutes(2))) struct SocketSquattingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SocketSquattingTests {
     /// Without `XDG_RUNTIME_DIR` the default socket was `/tmp/mainloop-UID.sock`,
     /// which another user could bind first. Now it is in a directory of the
     /// user's own, mode 0700, verified before use.

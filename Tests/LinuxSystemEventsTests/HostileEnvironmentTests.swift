@@ -5,10 +5,10 @@ import MainLoopJSON
 import Testing
 import TestSupport
 
-/// Issue 17: the service's *environment* turned hostile: the files it
+/// The service's *environment* turned hostile: the files it
 /// watches, the pipe its logs go to, the variables and values other
 /// processes leave, a second instance. Each test runs a real `mainloop run`.
-@Suite(.timeLimit(.minutes(3))) struct HostileEnvironmentTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct HostileEnvironmentTests {
     /// What a watched file is replaced with.
     enum Replacement: String, CaseIterable, CustomTestStringConvertible {
         case fifo, deviceLink, directory, hugeFile, symlinkLoop

@@ -6,6 +6,7 @@ import Logging
 import MainLoop
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// The observation lines a service printed, parsed.
 func observationLines(_ path: String) -> [JSONObject] {
@@ -20,9 +21,9 @@ func processState(_ pid: pid_t) -> Character? {
     return stat[stat.index(close, offsetBy: 2)...].first
 }
 
-/// Issue 13, items 5 and 6: Ctrl-Z and `fg` as the home button and the app
+/// Ctrl-Z and `fg` as the home button and the app
 /// switcher; memory pressure as the iOS memory warning.
-@Suite(.timeLimit(.minutes(2))) struct JobControlAndMemoryPressureTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct JobControlAndMemoryPressureTests {
     /// SIGTSTP suspends the app and stops the process; another process
     /// writes defaults three times and the locale file while it is stopped;
     /// SIGCONT brings the app back with one merged notification per kind
@@ -102,8 +103,8 @@ func processState(_ pid: pid_t) -> Character? {
 
     /// A real PSI trigger, where the kernel allows one: the monitor writes
     /// it and watches it through epoll (no pressure needs to happen).
-    @Test func aRealPressureStallInformationTriggerIsAccepted() throws {
-        guard access("/proc/pressure/memory", R_OK | W_OK) == 0 else { return }
+    @Test(.enabled(if: access("/proc/pressure/memory", R_OK | W_OK) == 0, "this kernel gives no writable /proc/pressure/memory"))
+    func aRealPressureStallInformationTriggerIsAccepted() throws {
         let thread = try LoopThread.start()
         defer { try? thread.stopAndJoin() }
         let loop = thread.loop

@@ -5,13 +5,14 @@ import MainLoop
 import MainLoopJSON
 import MainLoopKit
 import Testing
+import TestSupport
 
-/// Lines answered from their bytes (issue 21): a responder reads the plain
+/// Lines answered from their bytes: a responder reads the plain
 /// `system` form itself (`ControlResponder.answer(line:)`), and a server
 /// hands each line to its `lineShortcut` before parsing it. A line read so
 /// must be answered exactly as its parsed JSON is, with the same effects,
 /// and any other line must be left, unchanged, to the parsed path.
-@Suite(.timeLimit(.minutes(2))) struct LineShortcutTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LineShortcutTests {
     /// One application driven one way: its responder, and the lines its
     /// recorder printed.
     final class Side {
@@ -180,7 +181,7 @@ import Testing
 /// The time limit is a hang guard, not a duration: a synchronous test waits
 /// for one of the two cooperative threads while the suite's long tests run,
 /// and that wait counts (76 s in one CI run, which failed these at one minute).
-@Suite(.timeLimit(.minutes(3))) struct ServerLineShortcutTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct ServerLineShortcutTests {
     @Test func aShortcutAnswersItsLinesInOrderAndLeavesTheRestToTheHandler() throws {
         let directory = TemporaryDirectory()
         let loop = try MainRunLoop(deterministic: true)

@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 import MainLoopKit
 
 final class MyService {
@@ -41,7 +42,7 @@ final class MyService {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LinuxSourcesGuideTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LinuxSourcesGuideTests {
     @Test func theGuidesServiceHoldsAndMergesADefaultsChange() throws {
         let directory = TemporaryDirectory()
         writeFile(directory.file("locale"), "LANG=en_GB.UTF-8\n")

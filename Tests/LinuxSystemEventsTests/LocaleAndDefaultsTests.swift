@@ -7,7 +7,7 @@ import SystemNotifications
 import Testing
 import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct LocaleSourceTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LocaleSourceTests {
     @Test func aRealLocaleFileChangePostsTheNewIdentifier() throws {
         let directory = TemporaryDirectory()
         let file = directory.file("locale")
@@ -30,7 +30,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct UserDefaultsStoreTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct UserDefaultsStoreTests {
     @Test func typedGetSetRemoveAndAtomicReplacement() throws {
         let directory = TemporaryDirectory()
         let store = UserDefaultsStore(path: directory.file("nested/dir/app.json"))

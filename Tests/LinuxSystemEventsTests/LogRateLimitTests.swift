@@ -1,9 +1,10 @@
 import MainLoopKit
 import MainLoop
 import Testing
+import TestSupport
 
 /// The log rate limit every repeating log line goes through.
-@Suite(.timeLimit(.minutes(2))) struct LogRateLimitTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LogRateLimitTests {
     @Test func admitsABurstPerWindowThenSaysHowManyWereLeftOut() {
         var limit = LogRateLimit(burst: 2, window: .seconds(10))
         let start = LoopInstant(nanoseconds: 0)

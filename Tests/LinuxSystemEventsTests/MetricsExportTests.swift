@@ -3,6 +3,7 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// One sample of Prometheus text: its name, labels and value.
 struct PrometheusSample: Equatable {
@@ -63,8 +64,8 @@ enum PrometheusText {
     }
 }
 
-/// Issue 13, item 8: `--metrics-file` and `ctl metrics`.
-@Suite(.timeLimit(.minutes(2))) struct MetricsExportTests {
+/// `--metrics-file` and `ctl metrics`.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct MetricsExportTests {
     @Test func theMetricsFileAndCtlMetricsAreValidPrometheusText() throws {
         let directory = TemporaryDirectory()
         let file = directory.file("mainloop.prom")
@@ -121,7 +122,7 @@ enum PrometheusText {
         #expect(leftovers.isEmpty, "written by rename, no temporaries left: \(leftovers)")
     }
 
-    /// Issue 21 (start-up): the metrics are set up after READY=1, in the
+    /// Start-up: the metrics are set up after READY=1, in the
     /// loop's first turn. A `metrics` query sent the moment READY=1 arrives
     /// still gets every family: the loop's, the app's, the socket's.
     @Test func aMetricsQueryRightAfterReadyGetsEveryFamily() throws {

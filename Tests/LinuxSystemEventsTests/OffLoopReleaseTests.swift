@@ -6,6 +6,8 @@ import Logging
 import MainLoop
 import SystemNotifications
 import Testing
+import TestSupport
+@testable import mainloop
 
 /// Hands a loop-bound object from its loop thread to the test thread, where
 /// the test drops the last reference.
@@ -17,7 +19,7 @@ final class Handoff<Value>: @unchecked Sendable {
 /// cleanup runs on the loop (sources removed, descriptors closed, watches
 /// and timers gone), and an event arriving meanwhile finds nobody instead
 /// of a dangling reference.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct OffLoopReleaseTests {
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct OffLoopReleaseTests {
     /// Runs `body` on the loop thread and waits for its result.
     @discardableResult
     static func onLoop<Value>(_ thread: LoopThread, _ body: @escaping @Sendable () throws -> Value) throws -> Value {

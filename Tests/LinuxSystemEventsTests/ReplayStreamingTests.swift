@@ -3,9 +3,9 @@ import Glibc
 import Testing
 import TestSupport
 
-/// SPEC revision 3 (issue 17): `mainloop replay` streams its output, with
+/// `mainloop replay` streams its output, with
 /// no cap of its own, in memory that does not grow with the output.
-@Suite(.timeLimit(.minutes(3))) struct ReplayStreamingTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct ReplayStreamingTests {
     /// A 150-byte scenario whose timer fires a million times prints a
     /// million lines; the old replay stopped at 100,000 with exit 1 (and
     /// had kept every line in memory until the end).

@@ -5,8 +5,9 @@ import MainLoop
 import MainLoopJSON
 import MainLoopKit
 import Testing
+import TestSupport
 
-/// Replies made once and used again (issue 21): a server copies the line
+/// Replies made once and used again: a server copies the line
 /// it printed for an object when a handler answers with the very same
 /// object, and a responder answers `state` with its last reply while
 /// nothing it reports changed. Neither may ever send a stale line. A
@@ -15,7 +16,7 @@ import Testing
 /// The time limit is a hang guard, not a duration: a synchronous test waits
 /// for one of the two cooperative threads while the suite's long tests run,
 /// and that wait counts (76 s in one CI run, which failed these at one minute).
-@Suite(.timeLimit(.minutes(3))) struct ReplyReuseTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct ReplyReuseTests {
     /// Sends `line` on a new connection, runs the loop until idle and
     /// returns the reply line (without its newline).
     static func exchange(_ line: String, with server: ControlServer, on loop: MainRunLoop) throws -> String {

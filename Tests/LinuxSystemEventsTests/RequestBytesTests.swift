@@ -1,10 +1,11 @@
 @testable import ControlSocket
 import MainLoopJSON
 import Testing
+import TestSupport
 
-/// Issue 21: a request's bytes are checked for UTF-8 eight at a time while
+/// A request's bytes are checked for UTF-8 eight at a time while
 /// they are ASCII, then in full; the answer is `String(validating:)`'s.
-@Suite(.timeLimit(.minutes(2))) struct RequestBytesTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct RequestBytesTests {
     @Test func theUTF8CheckAgreesWithTheStandardLibrary() {
         let ascii = Array(#"{"system":{"orientation":"faceUp"}}"#.utf8)
         var lines: [[UInt8]] = [[]]

@@ -3,10 +3,11 @@ import Foundation
 import Glibc
 import MainLoopKit
 import Testing
+import TestSupport
 
-/// The service parts attached to an application of the test's own (issue 18),
+/// The service parts attached to an application of the test's own,
 /// on a real loop thread and a real socket.
-@Suite(.timeLimit(.minutes(2))) struct ServicePartsTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ServicePartsTests {
     /// Holds loop-bound objects between the test and its loop thread (they
     /// are touched only on the loop thread).
     final class Held: @unchecked Sendable {
@@ -92,5 +93,33 @@ import Testing
             (held.objects[1] as! SystemdSupervision).remove()
             held.objects = []
         }
+    }
+}
+
+/// Threads started inside `ServiceSignals.blockingSignals` block the
+/// service's signals; the calling thread's mask is restored.
+@Suite(.ownThread, .timeLimit(.minutes(1))) struct ServiceSignalsTests {
+    @Test func threadsStartedInsideBlockTheServiceSignals() throws {
+        let blockedInThread = Locked<[Int32: Bool]>([:])
+        var before = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &before)
+        let thread = ServiceSignals.blockingSignals(in: { () -> Thread in
+            let thread = Thread {
+                var mask = sigset_t()
+                pthread_sigmask(SIG_SETMASK, nil, &mask)
+                for number in ServiceSignals.handled {
+                    let blocked = sigismember(&mask, number) == 1
+                    blockedInThread.mutate { $0[number] = blocked }
+                }
+            }
+            thread.start()
+            return thread
+        })
+        #expect(eventually(timeout: 5) { blockedInThread.value.count == ServiceSignals.handled.count || thread.isFinished })
+        #expect(eventually(timeout: 5) { blockedInThread.value.count == ServiceSignals.handled.count })
+        #expect(blockedInThread.value.values.allSatisfy { $0 }, "\(blockedInThread.value)")
+        var after = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &after)
+        for number in ServiceSignals.handled { #expect(sigismember(&after, number) == sigismember(&before, number), "signal \(number)") }
     }
 }

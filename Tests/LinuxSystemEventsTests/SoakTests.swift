@@ -3,13 +3,14 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
-/// Issue 12: a bounded soak of a real `mainloop run` (23,000 answered
+/// A bounded soak of a real `mainloop run` (23,000 answered
 /// requests, about 15 s here): clients
 /// cycling the lifecycle and posting events at a high rate, on persistent
 /// connections and on short ones. Memory and descriptors stay flat, and the
 /// accounting identity holds for every kind.
-@Suite(.timeLimit(.minutes(2))) struct SoakTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SoakTests {
     /// Open descriptors of `pid`.
     static func descriptors(of pid: Int32) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1

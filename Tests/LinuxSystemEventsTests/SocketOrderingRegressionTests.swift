@@ -3,6 +3,7 @@ import Glibc
 import MainLoopKit
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// Sends `bytes` in one write and reads `count` reply lines.
 func exchangeLines(_ bytes: [UInt8], path: String, count: Int) throws -> [String] {
@@ -33,8 +34,8 @@ func exchangeLines(_ bytes: [UInt8], path: String, count: Int) throws -> [String
     return String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
 }
 
-@Suite(.timeLimit(.minutes(2))) struct SocketOrderingRegressionTests {
-    /// Issue 9: home, two orientation events and foreground in one write
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SocketOrderingRegressionTests {
+    /// Home, two orientation events and foreground in one write
     /// are applied in order: one merged notification after the resume, and
     /// each `ok` means the request was applied.
     @Test func requestsInOneWriteTakeEffectInArrivalOrder() throws {

@@ -3,10 +3,11 @@ import Glibc
 import MainLoopKit
 @testable import SystemBus
 import Testing
+import TestSupport
 
-/// Issue 21, item 2: libsystemd is opened on first use, not linked. A
+/// Libsystemd is opened on first use, not linked. A
 /// missing library, or one without a function MainLoop calls, is named.
-@Suite(.timeLimit(.minutes(2))) struct SystemdLibraryTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SystemdLibraryTests {
     @Test func aMissingOrWrongLibraryIsNamed() {
         let missing = SystemdLibrary.problem(loading: "/nonexistent/libsystemd.so.0")
         #expect(missing?.contains("cannot load /nonexistent/libsystemd.so.0") == true, "\(missing ?? "nil")")
@@ -16,8 +17,8 @@ import Testing
     }
 }
 
-/// The mapping tables, pinned (issue 20).
-@Suite(.timeLimit(.minutes(2))) struct SystemBusMappingTests {
+/// The mapping tables, pinned.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SystemBusMappingTests {
     @Test func upowerStatesAndLevels() {
         let states: [Int64: BatteryState] = [0: .unknown, 1: .charging, 2: .unplugged, 3: .unplugged, 4: .full,
                                              5: .charging, 6: .unplugged, 7: .unknown]
@@ -47,10 +48,10 @@ import Testing
 }
 
 /// The D-Bus sources against python-dbusmock's upower, iio-sensors-proxy
-/// and logind templates on a private `dbus-daemon` (issue 20): initial
+/// and logind templates on a private `dbus-daemon`: initial
 /// values as the baseline, live changes, held changes merged on foreground
 /// (net zero dropped), a daemon restarted mid-run, and no bus at all.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SystemBusSourcesTests {
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct SystemBusSourcesTests {
     static let mock = "org.freedesktop.DBus.Mock"
 
     /// An app with the D-Bus sources on a loop thread, recording notifications.
@@ -192,10 +193,10 @@ import Testing
     }
 }
 
-/// `mainloop run` with the D-Bus sources on by default (issue 20), end to
+/// `mainloop run` with the D-Bus sources on by default, end to
 /// end: a real service process on a private bus with python-dbusmock's
 /// daemons, driven by `busctl` and the control socket.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SystemBusServiceTests {
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct SystemBusServiceTests {
     /// The observation lines the service printed so far.
     static func lines(_ file: String) -> [String] {
         ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -272,7 +273,7 @@ import Testing
         #expect(after?["batteryState"] == "unplugged")
     }
 
-    /// Issue 21, item 2: libsystemd (and the six libraries it brings) is
+    /// Libsystemd (and the six libraries it brings) is
     /// loaded when the D-Bus sources start, never at start-up: a service
     /// without them does not map it at all.
     @Test func withTheBusSourcesOffLibsystemdIsNeverLoaded() throws {

@@ -4,6 +4,7 @@ import MainLoopKit
 import MainLoop
 import SystemNotifications
 import Testing
+import TestSupport
 
 /// A scripted wall clock on a deterministic loop: UTC-like days of 86,400 s
 /// starting at `epoch`, with DST transitions at the given instants.
@@ -43,7 +44,7 @@ final class CountingWallClock: WallClock {
     func zoneIdentity() -> String { base.zoneIdentity() }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct InjectedClockTimeSourceTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct InjectedClockTimeSourceTests {
     private func source(_ clock: ScriptedWallClock) throws -> (SignificantTimeChangeSource, () -> [String]) {
         var events: [String] = []
         let source = try SignificantTimeChangeSource(loop: clock.loop, clock: clock, watcher: nil, detectClockSet: false) {
@@ -117,7 +118,7 @@ final class CountingWallClock: WallClock {
 
 /// Tests that change the real clock run one at a time (the TZ test runs in
 /// a child process of its own).
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RealTimeSourceTests {
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct RealTimeSourceTests {
     @Test func aReplacedZoneFileIsARealTimeZoneChange() throws {
         let directory = TemporaryDirectory()
         let zoneFile = directory.file("localtime")

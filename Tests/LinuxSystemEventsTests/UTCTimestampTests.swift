@@ -3,10 +3,12 @@ import MainLoopJSON
 @testable import ServiceKit
 @testable import ServiceLogging
 import Testing
+import TestSupport
+@testable import mainloop
 
 /// The timestamp of every observation and log line, written as bytes for
 /// years 1000–9999 and as before for the rest.
-@Suite struct UTCTimestampTests {
+@Suite(.ownThread) struct UTCTimestampTests {
     @Test func instantsPrintAsISO8601InUTC() {
         #expect(UTCTimestamp.iso(unixSeconds: 0, milliseconds: 0) == "1970-01-01T00:00:00.000Z")
         #expect(UTCTimestamp.iso(unixSeconds: 1_795_500_894, milliseconds: 51) == "2026-11-24T06:14:54.051Z")

@@ -1,9 +1,10 @@
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// An object's text assembled from parts: members appended to an open
 /// object, with the commas placed for the caller.
-@Suite struct JSONObjectMembersTests {
+@Suite(.ownThread) struct JSONObjectMembersTests {
     @Test func membersAppendedToAnOpenObjectMakeItsText() {
         var line: [UInt8] = [UInt8(ascii: "{")]
         let timestamp: JSONObject = ["at": .number(1.5)]

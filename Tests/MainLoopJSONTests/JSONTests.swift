@@ -1,7 +1,8 @@
 import MainLoopJSON
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct JSONTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct JSONTests {
     /// Small objects are searched linearly and large ones through an index:
     /// both keep insertion order, first positions and last values, remove
     /// keys, and compare as sets of pairs whatever their order or size.
@@ -95,7 +96,7 @@ import Testing
         do { _ = try JSONValue.parse(text) } catch { #expect(error.description.contains(expected), "\(error)") }
     }
 
-    /// Issue 21: requests are parsed from the bytes read, with no String
+    /// Requests are parsed from the bytes read, with no String
     /// made of them first; the result is the text's.
     @Test func bytesParseAsTheirTextDoes() throws {
         for text in [#"{"system":{"orientation":"faceUp"}}"#, #"["é", "a\nb", "🎉\u00e9", 1.5, null, {"k": [true]}]"#,
@@ -129,9 +130,9 @@ import Testing
     }
 }
 
-/// The byte printer (issue 21: JSON written as bytes, a run of plain bytes
+/// The byte printer (JSON written as bytes, a run of plain bytes
 /// at a time): escapes exactly what JSON needs and round-trips.
-@Suite(.timeLimit(.minutes(2))) struct JSONBytePrinterTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct JSONBytePrinterTests {
     @Test func escapesQuotesBackslashesAndControlCharactersOnly() throws {
         let text = "a\"b\\c\nd\re\tf\u{01}g\u{1F}h é 🎉 \u{7F}"
         let printed = JSONValue.string(text).jsonText

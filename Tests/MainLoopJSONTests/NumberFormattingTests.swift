@@ -1,9 +1,10 @@
 import MainLoopJSON
 import Testing
+import TestSupport
 
 /// Numbers are written as bytes without a String in between; the text is
 /// exactly what it was when each went through Swift's `description`.
-@Suite(.timeLimit(.minutes(2))) struct NumberFormattingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct NumberFormattingTests {
     /// How numbers were formatted before: integers without a fraction,
     /// everything else Swift's shortest round-trip text.
     private func reference(_ value: Double) -> String {

@@ -2,13 +2,14 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A post from another thread writes the channel's eventfd after it
-/// releases the inbox lock (issue 21: the woken loop thread no longer finds
+/// releases the inbox lock (the woken loop thread no longer finds
 /// the lock held). That write is safe only while the eventfd cannot be
 /// closed under the poster: it stays open until the channel is freed,
 /// which a poster, holding the channel, prevents.
-@Suite(.timeLimit(.minutes(2))) struct ChannelDescriptorLifetimeTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ChannelDescriptorLifetimeTests {
     /// The kernel's id of the eventfd open at `fd` (`eventfd-id` in
     /// /proc/self/fdinfo), or nil when `fd` is closed or is not an eventfd.
     /// Tests run in parallel and a closed descriptor's number is soon reused,

@@ -1,8 +1,9 @@
 import Dispatch
 import Glibc
-import MainLoop
+@_spi(Testing) import MainLoop
 import Synchronization
 import Testing
+import TestSupport
 
 /// An actor isolated to a loop through its executor (the documented pattern).
 private actor LoopBoundModel {
@@ -16,7 +17,7 @@ private actor LoopBoundModel {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct ConcurrencyTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ConcurrencyTests {
     @Test func anActorOnALoopExecutorRunsOnThatLoopInOrder() async throws {
         let thread = try LoopThread.start()
         let model = LoopBoundModel(loop: thread.loop)
@@ -77,7 +78,7 @@ private func currentThreadName() -> String {
     return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : "unreadable"
 }
 
-@Suite(.timeLimit(.minutes(2))) struct WatchdogTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct WatchdogTests {
     @Test func realClockWatchdogNoticesABlockedLoopThread() throws {
         let loop = try MainRunLoop()
         let outcome = loop.runWatched(limit: .milliseconds(20)) { loop.blockMainThread(for: .milliseconds(80)) }

@@ -4,8 +4,9 @@ import Glibc
 import MainLoop
 import Synchronization
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct CrossThreadTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct CrossThreadTests {
     /// 4 producer threads × 250,000 posts: each post runs exactly once, on
     /// the loop thread. Run under `swift test --sanitize=thread` in CI.
     @Test func everyPostFromEveryThreadRunsExactlyOnceOnTheLoopThread() throws {

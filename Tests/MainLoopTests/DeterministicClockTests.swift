@@ -1,7 +1,8 @@
-import MainLoop
+@_spi(Testing) import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct DeterministicClockTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct DeterministicClockTests {
     /// A small scenario mixing timers, repeats, posts and cancels; returns
     /// what ran, with the manual clock's reading.
     private func runScenario() throws -> [String] {

@@ -1,9 +1,10 @@
 import MainLoop
 import Testing
+import TestSupport
 
 /// `Duration.nanosecondsClamped` (the timer path's conversion) agrees with
 /// Int128 division truncating toward zero, and clamps beyond Int64.
-@Suite(.timeLimit(.minutes(2))) struct DurationConversionTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct DurationConversionTests {
     /// The reference: the plain Int128 arithmetic it replaces.
     static func reference(_ duration: Duration) -> Int64 {
         let nanoseconds = duration.attoseconds / 1_000_000_000

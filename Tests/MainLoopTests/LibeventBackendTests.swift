@@ -2,13 +2,14 @@
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 /// A channel's eventfd is edge-triggered and never read: a wake from another
 /// thread costs the poster's write and the loop's `epoll_wait`, not a third
 /// system call. On a level-triggered backend (libevent picks `poll` when
 /// `EVENT_NOEPOLL` is set) the unread eventfd would be ready on every pass
 /// and the loop would never sleep again.
-@Suite(.timeLimit(.minutes(1))) struct LibeventBackendTests {
+@Suite(.ownThread, .timeLimit(.minutes(1))) struct LibeventBackendTests {
     /// libevent reads `EVENT_NOEPOLL` and the like from the environment
     /// unless told not to; the loop's base is told not to.
     @Test func theEnvironmentDoesNotChooseTheBackend() throws {

@@ -1,9 +1,10 @@
 import MainLoop
 import Testing
+import TestSupport
 
 /// A library's per-loop state: made once, kept with the loop, told once of
 /// its shutdown (what MainLoopNIO keeps its EventLoop views in).
-@Suite("Loop attachments", .timeLimit(.minutes(2)))
+@Suite("Loop attachments", .ownThread, .timeLimit(.minutes(2)))
 struct LoopAttachmentTests {
     final class Probe: LoopAttachment, @unchecked Sendable {
         // Why @unchecked: the count is reached only under the lock.

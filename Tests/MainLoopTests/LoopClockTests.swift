@@ -2,6 +2,7 @@ import Glibc
 import MainLoop
 import Synchronization
 import Testing
+import TestSupport
 
 /// Wake-up records, appended on the loop thread only.
 private final class WakeLog: @unchecked Sendable {
@@ -29,8 +30,8 @@ private actor Sleeper {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LoopClockTests {
-    /// The README's example of testing async code deterministically, as written there.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LoopClockTests {
+    /// The example of testing async code deterministically in the guide "Async code on the main loop", as written there.
     @Test func refreshWaitsFiveSeconds() async throws {
         let loop = try MainRunLoop(deterministic: true)          // a manual clock
         let task = Task(executorPreference: loop.executor) {

@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 @testable import MainLoop
 import Testing
+import TestSupport
 
 /// The loop monitor behind the hang detector and the metrics.
-@Suite(.timeLimit(.minutes(2))) struct LoopMonitorTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LoopMonitorTests {
     final class Records: @unchecked Sendable {
         private let lock = NSLock()
         private var dispatches: [LoopDispatch] = []

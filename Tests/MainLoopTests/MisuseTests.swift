@@ -1,7 +1,8 @@
 import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct MisuseTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct MisuseTests {
     @Test func postingToAShutDownLoopThrows() throws {
         let loop = try MainRunLoop(deterministic: true)
         let channel = try loop.makeChannel(of: Int.self) { _ in }

@@ -1,7 +1,8 @@
 import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct OrderingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct OrderingTests {
     @Test func postsRunInFIFOOrder() throws {
         let loop = try MainRunLoop(deterministic: true)
         let record = Recorder()

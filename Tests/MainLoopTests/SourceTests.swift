@@ -1,8 +1,9 @@
 import Glibc
 import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct FileDescriptorSourceTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct FileDescriptorSourceTests {
     @Test func readReadinessOnARealPipe() throws {
         let loop = try MainRunLoop()
         let pipe = TestPipe()
@@ -99,7 +100,7 @@ import Testing
 
 /// Signals are process-wide and only one libevent base may own them, so
 /// these tests run one at a time.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SignalSourceTests {
+@Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct SignalSourceTests {
     @Test(arguments: [SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGINT])
     func realSignalSentWithKillIsDeliveredOnTheLoopThread(signalNumber: Int32) throws {
         let loop = try MainRunLoop()
@@ -117,7 +118,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct SelfRemovalTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SelfRemovalTests {
     /// A source whose handler removes it, with the loop's registry as its only
     /// owner, stays alive until its callback returns (the janitor frees it
     /// later): its handler's captured state is still valid after `remove()`.

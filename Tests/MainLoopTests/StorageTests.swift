@@ -2,10 +2,10 @@
 import Testing
 import TestSupport
 
-/// Direct tests of the loop's unsafe storage (issue 19, item 4): each type
+/// Direct tests of the loop's unsafe storage: each type
 /// hand-rolls its memory, so each is checked for order, growth, removal and
 /// (where elements are objects) every element destroyed exactly once.
-@Suite(.timeLimit(.minutes(2))) struct StorageTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct StorageTests {
     /// Counts deinitializations.
     final class Tracked {
         final class Counter { var destroyed = 0 }

@@ -1,12 +1,13 @@
 import Dispatch
 @testable import MainLoop
 import Testing
+import TestSupport
 
-/// Issue 19: `TimerScheduler.rearm` ignored `timerfd_settime`'s result, so
+/// `TimerScheduler.rearm` ignored `timerfd_settime`'s result, so
 /// a timerfd the kernel refused to arm left every timer unfired (the loop
 /// slept in epoll forever). Now libevent's own timeout stands in, and the
 /// failure is counted.
-@Suite(.timeLimit(.minutes(2))) struct TimerArmFailureTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct TimerArmFailureTests {
     @Test func timersStillFireOnTimeWhenTheTimerFDCannotBeArmed() throws {
         let loop = try MainRunLoop()
         loop.timers.armTimerFD = { _, _ in -1 }

@@ -1,8 +1,9 @@
 import Glibc
 import MainLoop
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct TimerTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct TimerTests {
     @Test func timersNeverFireEarlyOnTheRealClock() throws {
         let loop = try MainRunLoop()
         var lateness: [Int64] = []
@@ -88,11 +89,11 @@ import Testing
     }
 }
 
-/// Issue 17, item 5: a repeating timer whose interval is shorter than a
+/// A repeating timer whose interval is shorter than a
 /// loop pass is always due; libevent runs only the highest non-empty
 /// priority per pass, so with every timer at system priority it used to
 /// starve input and app work for as long as it repeated.
-@Suite(.timeLimit(.minutes(2))) struct TimerStarvationTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct TimerStarvationTests {
     @Test func anAlwaysDueRepeatingTimerDoesNotStarveInputOrAppWork() throws {
         let loop = try MainRunLoop()
         var fires = 0

@@ -2,12 +2,13 @@ import Dispatch
 import Glibc
 import MainLoop
 import Testing
+import TestSupport
 
 /// A descriptor source whose owner is gone must not keep the loop busy: a
 /// readable descriptor nobody reads is ready on every pass, and at its
 /// priority it would starve the lower-priority work that carries the
 /// owner's cleanup (the livelock a released FileWatcher caused).
-@Suite(.timeLimit(.minutes(2))) struct WeaklyOwnedSourceTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct WeaklyOwnedSourceTests {
     final class Owner {
         var reads = 0
     }

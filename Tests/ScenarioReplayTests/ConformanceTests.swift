@@ -2,6 +2,7 @@ import Glibc
 import MainLoopJSON
 import ScenarioReplay
 import Testing
+import TestSupport
 
 /// The scenario files beside this test: the shared conformance suite
 /// (copied from ../shared/conformance) and the project's own scenarios.
@@ -31,7 +32,7 @@ enum ScenarioFiles {
 
 /// Every scenario runs through `ScenarioFile.check`, the same code path as
 /// `mainloop replay --check`.
-@Suite(.timeLimit(.minutes(2))) struct ConformanceTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ConformanceTests {
     @Test func theSuiteHasTheSharedScenariosAndAtLeastFifteenOfOurOwn() {
         let names = ScenarioFiles.conformance.map { String($0[$0.index(after: $0.lastIndex(of: "/")!)...]) }
         // Shared files are numbered NN-, the project's own NNN-.
@@ -75,7 +76,7 @@ enum ScenarioFiles {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct MalformedScenarioTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct MalformedScenarioTests {
     @Test func eachMalformedFileGetsAnErrorNamingFileStepAndProblem() {
         let outcomes = Dictionary(uniqueKeysWithValues: ScenarioFiles.malformed.map {
             (String($0[$0.index(after: $0.lastIndex(of: "/")!)...]), ScenarioFile.check($0))

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Random scenarios, replayed by the real engine, checked against the
-/// invariants of SPEC §1 and §4 (not against a second implementation):
+/// invariants of BEHAVIOUR.md §1 and §4 (not against a second implementation):
 ///
 /// - no app code (callbacks, notifications, input, timers, tasks, expiry,
 ///   keep-alive, local notifications delivered to the app) runs while the
@@ -25,7 +25,7 @@ import Testing
 /// whose line (`input` or `discarded`) closes that step's lines; before a
 /// system event it adds one too, so what came due at that instant closes
 /// before the event and the event's lines are its own.
-@Suite(.timeLimit(.minutes(2))) struct GeneratedScenarioPropertyTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct GeneratedScenarioPropertyTests {
     /// 200 seeds of 70 steps in CI; `MAINLOOP_PROPERTY_SEEDS=N` and
     /// `MAINLOOP_PROPERTY_STEPS=M` run a deeper sweep.
     static let seeds = Int(ProcessInfo.processInfo.environment["MAINLOOP_PROPERTY_SEEDS"] ?? "") ?? 200
@@ -336,7 +336,7 @@ struct InvariantChecker {
             let previous = subjects[event.kind]?[subject] ?? defaultValue
             changed = previous != event.value
             // Not `= cond ? nil : value`: JSONValue is ExpressibleByNilLiteral, so
-            // that would store `.null` (issue 9's defect in the old engine).
+            // that would store `.null` (the defect in the old engine).
             if event.value == defaultValue {
                 subjects[event.kind, default: [:]].removeValue(forKey: subject)
             } else {

@@ -1,15 +1,16 @@
 import Glibc
 import ScenarioReplay
 import Testing
+import TestSupport
 
-/// Regression tests for issue 9: extreme times neither crash nor hang the
+/// Regression tests: extreme times neither crash nor hang the
 /// replay, and every invalid time is reported with its file and step.
-@Suite(.timeLimit(.minutes(2))) struct ReplayRobustnessRegressionTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ReplayRobustnessRegressionTests {
     /// Runs `text` as a scenario; called in a child process that must exit
     /// normally (an error is fine, a trap or a hang is not: SIGALRM ends a hang).
     static func replayBounded(_ text: String) {
         alarm(20)
-        // Replay has no cap of its own (SPEC revision 3); a 1 ns timer for
+        // Replay has no cap of its own (BEHAVIOUR.md §7); a 1 ns timer for
         // 10 s is 10^10 valid lines, so these runs take a caller's limit.
         do {
             try ScenarioReplayer.stream(try Scenario.parse(text), limits: ReplayLimits(maxObservations: 100_000)) { _ in true }

@@ -4,13 +4,13 @@ import ScenarioReplay
 import TestSupport
 import Testing
 
-/// Mutation fuzzing of the scenario parser and replay (issue 9): mutants of
+/// Mutation fuzzing of the scenario parser and replay: mutants of
 /// every conformance file, made by byte edits and by JSON edits (extreme and
 /// malformed times among them), must each either replay or be rejected with
 /// an error naming the file, and the step (`steps[N]`) when a step was
 /// edited. Nothing may crash or hang: the run happens in a child process
 /// that an alarm ends after two minutes.
-@Suite(.timeLimit(.minutes(2))) struct ScenarioFuzzTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ScenarioFuzzTests {
     @Test func tenThousandMutatedScenariosAreReplayedOrRejectedWithTheirPlace() async {
         await #expect(processExitsWith: .success) {
             alarm(120)

@@ -2,10 +2,11 @@ import MainLoop
 import MainLoopJSON
 import ScenarioReplay
 import Testing
+import TestSupport
 
-/// SPEC revision 3 (issue 17): reserved observation keys, and a replay with
+/// Reserved observation keys, and a replay with
 /// no cap of its own on observations or on a kind's subjects.
-@Suite(.timeLimit(.minutes(2))) struct SpecRevision3Tests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SpecRevision3Tests {
     static func scenario(customKind: String) -> String {
         #"{"config": {"customKinds": [\#(customKind)]}, "steps": [{"at": 0, "lifecycle": "launch"}]}"#
     }

@@ -1,8 +1,8 @@
 import Testing
 import TestSupport
 
-/// Issue 13, item 7: MainLoop inside a swift-service-lifecycle ServiceGroup.
-@Suite(.timeLimit(.minutes(2))) struct ServiceGroupTests {
+/// MainLoop inside a swift-service-lifecycle ServiceGroup.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ServiceGroupTests {
     /// The group owns SIGTERM: a real SIGTERM shuts the group down
     /// gracefully, the app gets willTerminate once, the process exits 0; the
     /// loop refuses to take SIGTERM from the group.
@@ -26,7 +26,7 @@ import TestSupport
         #expect(!result.output.contains("didBecomeActive"))
     }
 
-    /// Issue 18: the app on the main thread's loop (placement .mainLoop,
+    /// The app on the main thread's loop (placement .mainLoop,
     /// inside MainRunLoop.runMain), a @MainActor delegate, and a part the
     /// service keeps until shutdown and releases on the main thread.
     @Test func onTheMainLoopWithAMainActorDelegateAndAKeptPart() throws {

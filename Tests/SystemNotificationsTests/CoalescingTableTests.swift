@@ -1,12 +1,13 @@
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
 /// The pure coalescing engine on its own, with no loop and no
-/// `Application` (issue 19): recording in each holding mode, the flush of
+/// `Application`: recording in each holding mode, the flush of
 /// held slots (one merged notification per kind or subject, net-zero
 /// dropped), and the accounting identity.
-@Suite(.timeLimit(.minutes(2))) struct CoalescingTableTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct CoalescingTableTests {
     @Test func liveChangesAreDeliveredAndRepeatsAreUnchanged() throws {
         var table = CoalescingTable()
         let first = try table.record(.orientation(.faceUp), mode: .live)

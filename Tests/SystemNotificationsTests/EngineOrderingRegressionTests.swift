@@ -3,12 +3,13 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
-/// Regression tests for issue 9's defects on the public API: inputs take
+/// Regression tests for the defects on the public API: inputs take
 /// effect in program order on the loop thread, and a keyed subject that
 /// returns to its default is the same as one never seen.
-@Suite(.timeLimit(.minutes(2))) struct EngineOrderingRegressionTests {
-    /// The README's own example: home, two orientation events, foreground,
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct EngineOrderingRegressionTests {
+    /// The lifecycle example of the guide "Using the loop": home, two orientation events, foreground,
     /// all on the loop thread, must give one net change after the resume.
     @Test func loopThreadInputsTakeEffectInProgramOrder() throws {
         let h = try CenterHarness()

@@ -1,10 +1,11 @@
 @testable import SystemNotifications
 import Testing
+import TestSupport
 
 /// The engine's own storage (``OwnedArray``, ``FreeListArray``): elements
 /// kept in order across growth, removed in place, and every element
 /// destroyed exactly once (counted with a class whose deinit counts).
-@Suite(.timeLimit(.minutes(2))) struct EngineStorageTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct EngineStorageTests {
     final class Tracked {
         let value: Int
         let onDeinit: () -> Void
@@ -72,7 +73,7 @@ import Testing
         #expect(list.insert("y") == 6)
     }
 
-    /// Issue 21, item 4: what a first hold over 10^6 subjects streams
+    /// What a first hold over 10^6 subjects streams
     /// through the cache. A record is half a cache line (it was 96 bytes,
     /// then 64; its name and notification details are kept beside the
     /// slab, and the held value after the latest event is its value).
@@ -115,7 +116,7 @@ import Testing
         #expect(table.flushNotifications().map(\.merged) == [1])
     }
 
-    /// Issue 21, item 4: a burst of 100,000 subjects held, flushed, then
+    /// A burst of 100,000 subjects held, flushed, then
     /// all back at their defaults left the storage of the burst behind for
     /// good (subject records, name index, held list, flush entries). Once
     /// they are freed it is given back; a pinned subject keeps its index,

@@ -4,8 +4,9 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct HoldingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct HoldingTests {
     @Test func accountingBalancesHeldAgainstFoldedCancelledAndDiscarded() throws {
         let h = try CenterHarness()
         try h.observeAll()
@@ -129,7 +130,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LifetimeTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct LifetimeTests {
     /// A loop, application and center dropped together are freed, and with
     /// the loop its eventfds (the loop's inbox and timers refer back to the
     /// application, so a strong back-reference would leak them all).
@@ -152,7 +153,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct ReleasedOwnerTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ReleasedOwnerTests {
     /// Events and timers that arrive after their owner was released (on the
     /// loop thread) are dropped, not delivered into freed memory.
     @Test func aReleasedCenterAndApplicationStopTheirChannelsAndTimers() throws {

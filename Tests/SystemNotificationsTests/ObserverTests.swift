@@ -4,8 +4,9 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
-@Suite(.timeLimit(.minutes(2))) struct ObserverTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct ObserverTests {
     @Test func liveDeliveryIsInArrivalOrderToAllAndPerKindObservers() throws {
         let h = try CenterHarness()
         var localeOnly: [String] = []

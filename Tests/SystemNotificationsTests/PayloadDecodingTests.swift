@@ -3,11 +3,12 @@ import MainLoop
 import MainLoopJSON
 import SystemNotifications
 import Testing
+import TestSupport
 
 /// A notification's payload decodes into the user's own types, and
-/// notifications and JSON values print as JSON (issue 18: they printed as
+/// notifications and JSON values print as JSON (they printed as
 /// `JSONObject(keys: …, values: [… JSONValue.string(…)])`).
-@Suite(.timeLimit(.minutes(2))) struct PayloadDecodingTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct PayloadDecodingTests {
     struct Orientation: Decodable, Equatable { let orientation: String }
     struct Accessory: Decodable, Equatable { let accessory: String }
     struct Battery: Decodable, Equatable { let level: Double }
@@ -30,7 +31,7 @@ import Testing
         #expect(try delivered[2].decodePayload(as: Battery.self) == Battery(level: 0.5))
     }
 
-    /// Issue 21: a notification's payload fields, visited without building
+    /// A notification's payload fields, visited without building
     /// the object, are the object's members in order.
     @Test func payloadFieldsAreThePayloadsMembers() throws {
         let delivered = try deliveries(.orientation(.faceUp), .accessory(id: "usb-1", connected: true), .batteryLevel(0.5),
@@ -66,7 +67,7 @@ import Testing
 }
 
 /// The decoder on its own: nesting, optionals, integers and errors.
-@Suite(.timeLimit(.minutes(2))) struct JSONValueDecoderTests {
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct JSONValueDecoderTests {
     struct Config: Decodable, Equatable {
         struct Limits: Decodable, Equatable { let subjects: Int; let bytes: UInt16 }
         let name: String

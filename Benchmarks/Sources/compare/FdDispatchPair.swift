@@ -54,8 +54,7 @@ final class MainLoopFdBench {
 /// chunks of `chunk` (which goes first alternates too), so both see the same
 /// phases of the VM. Measured one after the other (about 0.1 s each, MainLoop
 /// always first), a round's pair saw different phases and its ratio ranged
-/// 0.72–1.81 within one run; interleaved, 0.94–1.17, the medians 1.04–1.10
-/// (six runs, 27 November).
+/// 0.72–1.81 within one run; interleaved, 0.94–1.17.
 enum FdDispatchPair {
     /// Which row.
     enum Side { case mainLoop, libevent }
@@ -74,6 +73,11 @@ enum FdDispatchPair {
     /// interleaved measurement if its row did not take it yet, else a new one.
     static func result(_ side: Side, fds: Int, rounds: Int) throws -> Double {
         try shares.take(side) { try measureBoth(fds: fds, rounds: rounds) }
+    }
+
+    /// Both sides' ns per dispatch, measured together now (the curves).
+    static func measurePair(fds: Int, rounds: Int) throws -> [Side: Double] {
+        try measureBoth(fds: fds, rounds: rounds)
     }
 
     private static func measureBoth(fds: Int, rounds: Int) throws -> [Side: Double] {

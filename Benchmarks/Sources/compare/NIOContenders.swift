@@ -6,7 +6,7 @@ import NIOPosix
 
 /// The same NIO-shaped work on two EventLoops: a MainRunLoop's
 /// `loop.eventLoop` (MainLoopNIO, the loop run by its own thread) and one
-/// of SwiftNIO's own loops (issue 22). Each function takes `any EventLoop`,
+/// of SwiftNIO's own loops. Each function takes `any EventLoop`,
 /// so both sides run the very same code.
 enum NIOContenders {
     /// Calls `start` with a tick to run `events` times on the loop, and

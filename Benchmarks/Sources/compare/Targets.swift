@@ -1,4 +1,4 @@
-/// A performance target of the notification engine (issue 10), checked as a
+/// A performance target of the notification engine, checked as a
 /// ratio of two rows of one `compare` run: because the contenders run
 /// interleaved, the two rows' samples of one round were taken side by side,
 /// so the ratio is computed per round and reported as the median of those
@@ -17,13 +17,10 @@ struct Target {
     /// True when the ratio must be at least `limit` (a peer that must be slower).
     let atLeast: Bool
 
-    /// Every target (issue 10's, as issue 21 tightened them, then issue 21's
-    /// and issue 22's), by the rows' names.
+    /// Every target, by the rows' names.
     static func all(typed: String) -> [Target] {
         let live = "MainLoop live notification, 1 observer", held = "MainLoop held coalesce while suspended"
         return [
-            // Issue 21 tightened three of issue 10's targets: live 3× → 2.5×,
-            // timers 2× → 1.5×, fd 1.1× → 1.05×.
             Target(title: "live, 1 observer ≤ 2.5× typed post→run", row: live, baseline: typed, limit: 2.5, atLeast: false),
             Target(title: "Foundation NotificationCenter.post ≥ 20× live, 1 observer",
                    row: "Foundation NotificationCenter.post, 1 observer", baseline: live, limit: 20, atLeast: true),
@@ -48,7 +45,7 @@ struct Target {
         ] + nio + wake + scaling
     }
 
-    /// Issue 21, item 4: the large end flat, 10^3 to 10^6 subjects.
+    /// The large end flat, 10^3 to 10^6 subjects.
     static let scaling: [Target] = [
         Target(title: "held keyed flat: 1000000 subjects ≤ 1.2× 1000 subjects",
                row: "MainLoop held coalesce, keyed, 1000000 subjects",
@@ -58,7 +55,7 @@ struct Target {
                baseline: "MainLoop resume flush, 1000 held subjects (per notification)", limit: 1.2, atLeast: false),
     ]
 
-    /// Issue 21, item 5: a post wakes a sleeping loop about as fast as the
+    /// A post wakes a sleeping loop about as fast as the
     /// C floor, and an actor on the loop is no slower to call than one on
     /// SwiftNIO's loop.
     static let wake: [Target] = WakeLatency.Placement.allCases.flatMap { placement in
@@ -73,7 +70,7 @@ struct Target {
                baseline: "SwiftNIO actor on EventLoop.executor, call from a global task", limit: 1, atLeast: false),
     ]
 
-    /// Issue 22: MainLoopNIO no slower than SwiftNIO's own loops.
+    /// MainLoopNIO no slower than SwiftNIO's own loops.
     static let nio: [Target] = [
         ("execute in-loop", "MainLoopNIO loop.eventLoop.execute, in-loop", "SwiftNIO EventLoop.execute, in-loop"),
         ("execute cross-thread", "MainLoopNIO loop.eventLoop.execute, cross-thread",

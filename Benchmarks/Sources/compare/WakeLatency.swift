@@ -5,7 +5,7 @@ import Glibc
 import MainLoop
 import Synchronization
 
-/// Issue 21, item 5: how long a post from another thread takes to run on a
+/// How long a post from another thread takes to run on a
 /// loop that sleeps in epoll_wait, against the floor of the same wake in C
 /// (an eventfd written to a libevent loop thread). Each sample waits
 /// `gapMicroseconds` first, so the loop is asleep when the post comes, then

@@ -6,14 +6,15 @@ import MainLoopJSON
 import NIOPosix
 
 // `swift run -c release --package-path Benchmarks compare [--json] [--rounds N] [--only SUBSTRING] [--check-targets]`
+// `... compare --curves [--rounds N]`: the scaling curves instead (Curves.swift).
 //
 // Measures the same shapes, in one process, for raw C libevent, MainLoop,
 // SwiftNIO, Dispatch and Foundation. The contenders run interleaved, one
 // measurement of each per round, so a slow phase of this shared VM lands on
 // all of them alike; each row reports the median of the rounds and their
 // spread (min–max). evthread_use_pthreads is process-wide and irreversible,
-// so its reference row is measured after all the others. The targets of
-// issue 10 follow the table, as paired per-round ratios (see Target);
+// so its reference row is measured after all the others. The targets
+// follow the table, as paired per-round ratios (see Target);
 // `--check-targets` makes the exit status 1 when one is missed.
 
 let arguments = CommandLine.arguments
@@ -93,8 +94,13 @@ for (name, probe) in probes {
     }
 }
 
+if arguments.contains("--curves") {
+    try Curves.run(rounds: rounds)
+    exit(0)
+}
+
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-// For issue 22: a MainRunLoop run by its own thread, seen as an EventLoop,
+// MainLoopNIO's rows: a MainRunLoop run by its own thread, seen as an EventLoop,
 // beside a second NIO loop, so that a hop has a NIO source and a target
 // of each kind.
 let nioGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)

@@ -10,7 +10,7 @@ import ServiceLogging
 /// Watches a PSI trigger (or a FIFO a supervisor writes to, as systemd
 /// allows) and, each time it fires, gives the application a memory warning
 /// (``/AppLifecycle/Application/receiveMemoryWarning()``). Sustained pressure while the
-/// app is suspended purges it (SPEC §1 `purge`), as iOS reclaims suspended
+/// app is suspended purges it (BEHAVIOUR.md §1 `purge`), as iOS reclaims suspended
 /// apps: pressure reported again at least ``purgeAfter`` after the first
 /// report of this suspension, with no quiet gap longer than ``purgeAfter``
 /// in between. A PSI trigger fires at most once per window (2 s by default)

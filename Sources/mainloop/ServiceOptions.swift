@@ -1,48 +1,49 @@
 import ControlSocket
 import LinuxSystemEvents
 import Glibc
+import ServiceKit
 import SystemNotifications
 
 /// How a ``ServiceHost`` is set up (the `mainloop run` flags).
-public struct ServiceOptions: Sendable {
+struct ServiceOptions: Sendable {
     /// The control socket path.
-    public var socketPath: String
+    var socketPath: String
     /// The user-defaults file (default: the domain's file).
-    public var defaultsFile: String?
+    var defaultsFile: String?
     /// The defaults domain, used when `defaultsFile` is nil.
-    public var domain = "mainloop"
+    var domain = "mainloop"
     /// The locale file watched.
-    public var localeFile = "/etc/default/locale"
+    var localeFile = "/etc/default/locale"
     /// Zone files watched for `timeZone`.
-    public var zoneFiles = ["/etc/localtime", "/etc/timezone"]
+    var zoneFiles = ["/etc/localtime", "/etc/timezone"]
     /// Launch in the background (`launchInBackground`) instead of `launch`.
-    public var background = false
+    var background = false
     /// Watch for CLOCK_REALTIME being set.
-    public var detectClockSet = true
+    var detectClockSet = true
     /// Follow UPower, iio-sensor-proxy and logind on the system bus
     /// (``SystemBusSources``); no bus turns them off with one logged reason.
-    public var systemBus = true
+    var systemBus = true
     /// Follow the kernel's device events (accessories, screens).
-    public var devices = true
+    var devices = true
     /// The socket file's mode.
-    public var socketMode: mode_t = 0o600
+    var socketMode: mode_t = 0o600
     /// What the notification engine stores at most (subjects per keyed
     /// kind, subject id length, value size); events over them are refused.
-    public var limits = CoalescingLimits()
+    var limits = CoalescingLimits()
     /// The largest user-defaults file read (``/LinuxSystemEvents/UserDefaultsStore/maxFileBytes``).
-    public var maxDefaultsFileBytes = 8 << 20
+    var maxDefaultsFileBytes = 8 << 20
     /// The largest query reply, in bytes of JSON; a bigger one is refused
     /// with an error that says so.
-    public var maxReplyBytes = 1 << 20
+    var maxReplyBytes = 1 << 20
     /// A listening control socket passed by the service manager (socket
     /// activation, ``/ControlSocket/SocketActivation``): served instead of binding
     /// ``socketPath``, and its file is never removed.
-    public var inheritedSocket: Int32?
+    var inheritedSocket: Int32?
 
-    public init(socketPath: String) { self.socketPath = socketPath }
+    init(socketPath: String) { self.socketPath = socketPath }
 
     /// The sources' part of these options.
-    public var sourceSettings: LinuxSources.Settings {
+    var sourceSettings: LinuxSources.Settings {
         LinuxSources.Settings(defaultsFile: defaultsFile, domain: domain, localeFile: localeFile, zoneFiles: zoneFiles,
                               detectClockSet: detectClockSet, maxDefaultsFileBytes: maxDefaultsFileBytes, devices: devices)
     }

@@ -4,9 +4,9 @@ import ServiceLogging
 
 /// The leading fields of each observation line `mainloop run` prints, `at`
 /// (Unix seconds to the millisecond) and `time` (ISO 8601 in UTC), made
-/// once per millisecond: a busy service prints many lines in one (about
-/// 150 at 150,000 events a second), and formatting the date and building
-/// the fields was a fifth of each line's cost. Loop thread only.
+/// once per millisecond: a busy service prints many lines in one, and
+/// formatting the date and building the fields is a large part of each
+/// line's cost (`scripts/service-instructions.sh events`). Loop thread only.
 final class WallClockFields {
     private var millisecond = Int.min
     private var fields: JSONObject = [:]

@@ -1,10 +1,10 @@
 /// A service part used in a way it does not allow (not a system-call
-/// failure: those are ``/MainLoop/MainLoopError``).
-public enum ServiceError: Error, Equatable, Sendable, CustomStringConvertible {
+/// failure: those are `MainLoopError`).
+enum ServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A one-time step (named) was called again.
     case alreadyStarted(String)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .alreadyStarted(let step): return "\(step) was already called; it runs once"
         }

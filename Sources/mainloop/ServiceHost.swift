@@ -1,5 +1,6 @@
 import ControlSocket
 import LinuxSystemEvents
+@_spi(Tool) import ServiceKit
 import ServiceLogging
 import AppLifecycle
 import EngineWire
@@ -11,41 +12,41 @@ import SystemBus
 import SystemNotifications
 
 /// `mainloop run`'s app: an application with the Linux sources
-/// (``LinuxSources``), the control socket answering the standard
-/// vocabulary (``ControlResponder``), and every observation recorded.
+/// (`LinuxSources`), the control socket answering the standard
+/// vocabulary (`ControlResponder`), and every observation recorded.
 /// It is one composition of the service parts; build your own from the
 /// same parts (docs: "Your own service").
 ///
 /// Every observation (the recorder's shape, with the wall-clock time in
 /// `at` as Unix seconds and `time` as ISO 8601) goes to `output`. Create
 /// and use it on the loop thread.
-public final class ServiceHost {
-    public let loop: MainRunLoop
-    public let application: Application
-    public let center: SystemNotificationCenter
+final class ServiceHost {
+    let loop: MainRunLoop
+    let application: Application
+    let center: SystemNotificationCenter
     /// The Linux sources (time, locale, defaults, devices) posting into ``center``.
-    public let sources: LinuxSources
+    let sources: LinuxSources
     /// The D-Bus sources (battery, orientation, proximity, protected data),
     /// when ``ServiceOptions/systemBus`` is on; made in ``start()``.
-    public private(set) var systemBus: SystemBusSources?
+    private(set) var systemBus: SystemBusSources?
     /// The user-defaults store the sources watch.
-    public var defaults: UserDefaultsStore { sources.defaults }
+    var defaults: UserDefaultsStore { sources.defaults }
     /// The control socket's requests, answered for ``application``.
-    public let responder: ControlResponder
+    let responder: ControlResponder
     /// The control socket's server, from ``start()`` on.
-    public private(set) var control: ControlServer?
+    private(set) var control: ControlServer?
     private let options: ServiceOptions
     private let logger: Logger
     private let observer: ObservationRecorder
     /// More counters for a `stats` reply (e.g. the output pump's drops).
-    public var extraStats: () -> JSONObject {
+    var extraStats: () -> JSONObject {
         get { responder.extraStats }
         set { responder.extraStats = newValue }
     }
     /// The metrics as Prometheus text, for the `metrics` query (set by
     /// whoever collects them, e.g. `MainLoopMetrics`); nil: the query is
     /// answered with an error.
-    public var metricsText: (() -> String)? {
+    var metricsText: (() -> String)? {
         get { responder.metricsText }
         set { responder.metricsText = newValue }
     }
@@ -55,7 +56,7 @@ public final class ServiceHost {
     /// Builds the service (the sources), not yet serving or launched:
     /// ``start()`` opens the socket and launches the app. Each observation
     /// goes to `output` as an object.
-    public convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+    convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
                             configuration: LifecycleConfiguration = LifecycleConfiguration(),
                             output: @escaping (JSONObject) -> Void) throws {
         let wallClock = WallClockFields()
@@ -73,7 +74,7 @@ public final class ServiceHost {
     /// `{ _ in }` as a trailing closure picks the object form: name the
     /// label (`lineOutput: { _ in }`) to choose this one.
     @_disfavoredOverload
-    public convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
+    convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
                             configuration: LifecycleConfiguration = LifecycleConfiguration(),
                             lineOutput: @escaping ([UInt8]) -> Void) throws {
         let wallClock = WallClockFields()
@@ -103,7 +104,7 @@ public final class ServiceHost {
     /// before a client can reach the service.
     /// - Throws: when the socket cannot be opened (nothing is launched then),
     ///   or on a second call.
-    public func start() throws {
+    func start() throws {
         guard control == nil else { throw ServiceError.alreadyStarted("ServiceHost.start") }
         sources.setInitialValues()
         if options.systemBus {
@@ -145,18 +146,18 @@ public final class ServiceHost {
     /// SIGHUP (reload), and after the process was stopped and continued,
     /// when the file watchers' events may not have been seen yet. Sources
     /// compare with what they last posted, so a change is posted once.
-    public func reloadSources() { sources.reload() }
+    func reloadSources() { sources.reload() }
 
     /// One line for a service manager's status: the app's state, what is
     /// held for it, and the socket.
-    public var statusLine: String {
+    var statusLine: String {
         let held = application.state == .suspended ? ", \(center.heldSlotCount) notifications held" : ""
         return "app \(application.state.rawValue)\(held); control socket \(options.socketPath)"
     }
 
     /// Terminates the app if it is running code (willTerminate) or
     /// suspended, and closes the control socket.
-    public func shutdown() {
+    func shutdown() {
         guard !isShutDown else { return }  // a repeated SIGTERM calls it again
         isShutDown = true
         if application.state != .notRunning {
@@ -168,7 +169,7 @@ public final class ServiceHost {
 
     /// Answers one control request (the standard vocabulary, see
     /// ``ControlResponder/handle(_:)``).
-    public func handle(_ request: JSONValue) -> JSONObject { responder.handle(request) }
+    func handle(_ request: JSONValue) -> JSONObject { responder.handle(request) }
 }
 
 /// Bound to its loop's thread: to use it from another thread, carry it in a
