@@ -131,7 +131,7 @@ public struct CoalescingTable: ~Copyable {
     /// How many held slots are occupied (kinds plus subjects).
     public var heldSlotCount: Int { heldSlots }
 
-    /// A table with the twelve standard kinds of BEHAVIOUR.md §4, in slot order.
+    /// A table with the fifteen standard kinds of BEHAVIOUR.md §4, in slot order.
     public init(limits: CoalescingLimits = CoalescingLimits()) {
         self.limits = limits
         for rule in CoalescingRule.standard { add(rule, custom: false) }

@@ -1,9 +1,9 @@
 /// A kind of system notification (orientation, locale, ...). An open set:
-/// the twelve standard kinds of BEHAVIOUR.md §4 are constants, and users register
+/// the fifteen standard kinds of BEHAVIOUR.md §4 are constants, and users register
 /// their own kinds with a ``CoalescingRule``.
 ///
 /// Kinds compare by name. The standard constants also carry their slot in
-/// every center (the first twelve slots, in the order of BEHAVIOUR.md §4), so the
+/// every center (the first fifteen slots, in the order of BEHAVIOUR.md §4), so the
 /// hot path finds a kind's rule and held slot by index, without hashing.
 public struct NotificationKind: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The kind's name; also the key of its events in scenarios and on the
@@ -38,10 +38,14 @@ public struct NotificationKind: Hashable, Sendable, CustomStringConvertible, Exp
     public static let screen = NotificationKind(name: "screen", slot: 9)
     public static let screenMode = NotificationKind(name: "screenMode", slot: 10)
     public static let ubiquityIdentity = NotificationKind(name: "ubiquityIdentity", slot: 11)
+    public static let lowPowerMode = NotificationKind(name: "lowPowerMode", slot: 12)
+    public static let thermalState = NotificationKind(name: "thermalState", slot: 13)
+    public static let networkPath = NotificationKind(name: "networkPath", slot: 14)
 
     /// The standard kinds, in slot order.
     public static let standard: [NotificationKind] = [
         .orientation, .locale, .userDefaults, .significantTimeChange, .batteryLevel, .batteryState,
         .proximity, .protectedData, .accessory, .screen, .screenMode, .ubiquityIdentity,
+        .lowPowerMode, .thermalState, .networkPath,
     ]
 }

@@ -1,7 +1,7 @@
 import MainLoopJSON
 
 extension CoalescingRule {
-    /// The rules of the twelve standard kinds of BEHAVIOUR.md §4, in slot order.
+    /// The rules of the fifteen standard kinds of BEHAVIOUR.md §4, in slot order.
     /// This table is the whole of their behaviour: the center has no
     /// per-kind code.
     public static let standard: [CoalescingRule] = [
@@ -46,5 +46,14 @@ extension CoalescingRule {
         CoalescingRule(kind: .ubiquityIdentity, shape: .lastValue, defaultValue: .null,
                        eventFormat: .value(.stringOrNull),
                        naming: .fixed("ubiquityIdentityDidChange"), payload: .value(key: "identity")),
+        CoalescingRule(kind: .lowPowerMode, shape: .lastValue, defaultValue: false,
+                       eventFormat: .value(.bool),
+                       naming: .fixed("powerStateDidChange"), payload: .value(key: "lowPowerMode")),
+        CoalescingRule(kind: .thermalState, shape: .lastValue, defaultValue: "nominal",
+                       eventFormat: .value(.oneOf(ThermalState.allCases.map(\.rawValue))),
+                       naming: .fixed("thermalStateDidChange"), payload: .value(key: "thermalState")),
+        CoalescingRule(kind: .networkPath, shape: .lastValue, defaultValue: "satisfied",
+                       eventFormat: .value(.oneOf(NetworkPathStatus.allCases.map(\.rawValue))),
+                       naming: .fixed("networkPathDidChange"), payload: .value(key: "status")),
     ]
 }

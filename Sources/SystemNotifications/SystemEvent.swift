@@ -65,4 +65,19 @@ public struct SystemEvent: Sendable, Equatable {
     public static func ubiquityIdentity(_ token: String?) -> SystemEvent {
         SystemEvent(kind: .ubiquityIdentity, value: token.map(JSONValue.string) ?? .null)
     }
+
+    /// Low power mode on or off (`powerStateDidChange`).
+    public static func lowPowerMode(_ on: Bool) -> SystemEvent {
+        SystemEvent(kind: .lowPowerMode, value: .bool(on))
+    }
+
+    /// The device's thermal state.
+    public static func thermalState(_ state: ThermalState) -> SystemEvent {
+        SystemEvent(kind: .thermalState, value: .string(state.rawValue))
+    }
+
+    /// The network path's status.
+    public static func networkPath(_ status: NetworkPathStatus) -> SystemEvent {
+        SystemEvent(kind: .networkPath, value: .string(status.rawValue))
+    }
 }

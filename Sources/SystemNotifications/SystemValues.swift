@@ -10,6 +10,22 @@ public enum BatteryState: String, Sendable, CaseIterable {
     case unknown, unplugged, charging, full
 }
 
+/// The device's thermal state (ProcessInfo's `thermalState`; BEHAVIOUR.md §4).
+public enum ThermalState: String, Sendable, CaseIterable {
+    case nominal, fair, serious, critical
+}
+
+/// Whether the network can be reached (the network path's status; BEHAVIOUR.md §4).
+public enum NetworkPathStatus: String, Sendable, CaseIterable {
+    /// A path is available (NetworkManager's connectivity `full`).
+    case satisfied
+    /// No path (connectivity `none`).
+    case unsatisfied
+    /// A path needs a step first, such as a captive portal's sign-in
+    /// (connectivity `portal` or `limited`).
+    case requiresConnection
+}
+
 /// Why a significant time change happened (BEHAVIOUR.md §4).
 public enum SignificantTimeChangeReason: String, Sendable, CaseIterable {
     /// Local midnight passed.

@@ -42,17 +42,17 @@ import TestSupport
     @Test func customKindsRegisterOnceAndBehaveLikeStandardShapes() throws {
         let h = try CenterHarness()
         try h.observeAll()
-        let rule = CoalescingRule(kind: "thermalState", shape: .lastValue, defaultValue: "nominal",
+        let rule = CoalescingRule(kind: "coolingState", shape: .lastValue, defaultValue: "nominal",
                                   eventFormat: .value(.oneOf(["nominal", "serious"])),
-                                  naming: .fixed("thermalStateDidChange"), payload: .value(key: "state"))
-        let thermal = try h.center.register(rule)
-        #expect(throws: NotificationCenterError.duplicateKind("thermalState")) { try h.center.register(rule) }
+                                  naming: .fixed("coolingStateDidChange"), payload: .value(key: "state"))
+        let cooling = try h.center.register(rule)
+        #expect(throws: NotificationCenterError.duplicateKind("coolingState")) { try h.center.register(rule) }
         try h.app.perform(.launch)
         try h.app.perform(.home)
-        try h.post(SystemEvent(kind: thermal, value: "serious"), SystemEvent(kind: "thermalState", value: "nominal"),
-                   SystemEvent(kind: thermal, value: "serious"))
+        try h.post(SystemEvent(kind: cooling, value: "serious"), SystemEvent(kind: "coolingState", value: "nominal"),
+                   SystemEvent(kind: cooling, value: "serious"))
         try h.app.perform(.foreground)
-        #expect(h.take() == [#"thermalStateDidChange {"state":"serious"} x3"#])
+        #expect(h.take() == [#"coolingStateDidChange {"state":"serious"} x3"#])
     }
 
     /// Holding is O(1) per event and bounded by kinds and subjects: ten
