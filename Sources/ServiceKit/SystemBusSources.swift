@@ -7,7 +7,9 @@ import SystemNotifications
 
 /// The D-Bus sources as one part for any application's center: battery
 /// level and state (UPower), orientation and proximity (iio-sensor-proxy),
-/// protected data and wake-ups (logind), each posting into `center` so
+/// protected data and wake-ups (logind), low power mode
+/// (power-profiles-daemon) and the network path (NetworkManager), each
+/// posting into `center` so
 /// holding, merging and accounting work as for any other event.
 ///
 /// ```swift
@@ -59,6 +61,8 @@ public final class SystemBusSources {
     private var upower: UPowerSource?
     private var sensors: SensorProxySource?
     private var logind: LogindSource?
+    private var powerProfiles: PowerProfilesSource?
+    private var networkManager: NetworkManagerSource?
     private var reconnectTimer: LoopTimer?
     private var reconnectDelay = firstReconnect
     private static let firstReconnect = Duration.seconds(1)
@@ -67,7 +71,7 @@ public final class SystemBusSources {
     private var lastWake: LoopInstant?
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the
-    /// standard socket; `address` when given) and starts the three sources.
+    /// standard socket; `address` when given) and starts the sources.
     /// - Parameters:
     ///   - center: the center the sources post into.
     ///   - logger: where problems are logged (rate-limited) and the bus's absence, once.
@@ -130,6 +134,12 @@ public final class SystemBusSources {
                 problem("protected data: \($0)")
             }
             logind?.onWake = { [weak self] in self?.wake() }
+            powerProfiles = try PowerProfilesSource(bus: connection, timeout: callTimeout, post: post) {
+                problem("low power mode: \($0)")
+            }
+            networkManager = try NetworkManagerSource(bus: connection, timeout: callTimeout, post: post) {
+                problem("network path: \($0)")
+            }
         } catch {
             unavailableReason = "cannot subscribe on the system bus: \(error)"
             logger.warning("D-Bus sources off: \(error)")
@@ -156,6 +166,8 @@ public final class SystemBusSources {
         upower = nil
         sensors = nil
         logind = nil
+        powerProfiles = nil
+        networkManager = nil
         connection = nil
     }
 

@@ -42,6 +42,14 @@ final class DaemonPropertiesWatch {
         /// The daemon sends its changes to the clients that asked for them
         /// (addressed to this connection), not as broadcasts.
         var unicastChanges = false
+
+        /// A daemon whose object is at a fixed path and needs no preparing;
+        /// its interface is named like the service unless given.
+        static func fixedObject(service: String, path: String, interface: String? = nil, schema: DBusPropertySchema) -> Spec {
+            Spec(service: service, interface: interface ?? service, schema: schema,
+                 resolvePath: { _, _, _, done in done(.success(path)) },
+                 prepare: { _, _, _, _, done in done(.success(())) })
+        }
     }
 
     /// A signal followed from the daemon's current owner only.
