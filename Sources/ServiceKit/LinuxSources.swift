@@ -8,7 +8,8 @@ import SystemNotifications
 
 /// The Linux sources as one part for any application's notification
 /// center: significant time change (clock set, midnight, zone and DST),
-/// the locale file and a user-defaults file, each posting into `center`
+/// the locale file, a user-defaults file, the thermal zones and the
+/// kernel's device events, each posting into `center`
 /// so holding, merging and accounting work as for any other event.
 ///
 /// ```swift
@@ -43,13 +44,19 @@ public final class LinuxSources {
         /// Follow the kernel's device events for accessories (USB devices)
         /// and screens (DRM connectors): ``/LinuxSystemEvents/DeviceEventSource``.
         public var devices: Bool
+        /// Where the kernel's thermal zones are read for `thermalState`
+        /// (``/LinuxSystemEvents/ThermalZoneSource``); nil turns it off.
+        public var thermalDirectory: String?
+        /// How often the thermal zones are read.
+        public var thermalInterval: Duration
 
         /// The system's files: `/etc/default/locale`, `/etc/localtime`
         /// and `/etc/timezone`, the `mainloop` defaults domain.
         public init(defaultsFile: String? = nil, domain: String = "mainloop",
                     localeFile: String = "/etc/default/locale",
                     zoneFiles: [String] = ["/etc/localtime", "/etc/timezone"],
-                    detectClockSet: Bool = true, maxDefaultsFileBytes: Int = 8 << 20, devices: Bool = true) {
+                    detectClockSet: Bool = true, maxDefaultsFileBytes: Int = 8 << 20, devices: Bool = true,
+                    thermalDirectory: String? = "/sys/class/thermal", thermalInterval: Duration = .seconds(5)) {
             self.defaultsFile = defaultsFile
             self.domain = domain
             self.localeFile = localeFile
@@ -57,6 +64,8 @@ public final class LinuxSources {
             self.detectClockSet = detectClockSet
             self.maxDefaultsFileBytes = maxDefaultsFileBytes
             self.devices = devices
+            self.thermalDirectory = thermalDirectory
+            self.thermalInterval = thermalInterval
         }
     }
 
@@ -73,6 +82,8 @@ public final class LinuxSources {
     /// Accessories and screens, when ``Settings/devices`` is on and the
     /// kernel's event socket could be opened.
     public private(set) var devices: DeviceEventSource?
+    /// The thermal state, when ``Settings/thermalDirectory`` is set.
+    public private(set) var thermal: ThermalZoneSource?
     /// Events the center refused (over a limit, malformed): a file can
     /// produce them at any rate, so the log is rate-limited.
     private let refusedEventLog: RateLimitedLog
@@ -106,6 +117,11 @@ public final class LinuxSources {
         defaultsMonitor = try UserDefaultsMonitor(store: defaults, watcher: watcher, post: post) { error in
             sourceProblemLog.log(.error, "\(error)")
         }
+        if let directory = settings.thermalDirectory {
+            thermal = ThermalZoneSource(loop: loop, directory: directory, interval: settings.thermalInterval, post: post) {
+                sourceProblemLog.log(.warning, $0)
+            }
+        }
         if settings.devices {
             // Read before launch, the connectors are the baseline; after it,
             // changes.
@@ -128,7 +144,7 @@ public final class LinuxSources {
     /// counted exactly as at run time, and the rest is set.
     public func setInitialValues() {
         devices?.rescanScreens()
-        for event in [.locale(localeSource.identifier)] + defaultsMonitor.initialEvents {
+        for event in [.locale(localeSource.identifier)] + (thermal.map { [$0.currentEvent] } ?? []) + defaultsMonitor.initialEvents {
             do {
                 try center.setInitialValue(event)
             } catch {
