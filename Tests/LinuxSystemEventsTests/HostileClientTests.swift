@@ -307,7 +307,7 @@ func exitStatus(of pid: pid_t, sourceLocation: SourceLocation = #_sourceLocation
 
 /// The bounded waits every test uses for its children (TestSupport's
 /// `BoundedWait.swift`): a child that hangs is killed and reported, never
-/// waited for forever (a CI run once hung 10 minutes in such a wait).
+/// waited for forever (one such wait would hang the whole run).
 @Suite(.ownThread, .timeLimit(.minutes(2))) struct BoundedWaitTests {
     @Test func aSpawnedChildThatHangsIsKilledAndReported() throws {
         let pid = try spawnWithDefaultSignals("/bin/sleep", ["600"])

@@ -178,9 +178,7 @@ import TestSupport
 /// alone, in their place among the others; the lines it declines are
 /// parsed and handled as without it.
 ///
-/// The time limit is a hang guard, not a duration: a synchronous test waits
-/// for one of the two cooperative threads while the suite's long tests run,
-/// and that wait counts (76 s in one CI run, which failed these at one minute).
+/// The time limit is a hang guard, not a duration.
 @Suite(.ownThread, .timeLimit(.minutes(3))) struct ServerLineShortcutTests {
     @Test func aShortcutAnswersItsLinesInOrderAndLeavesTheRestToTheHandler() throws {
         let directory = TemporaryDirectory()

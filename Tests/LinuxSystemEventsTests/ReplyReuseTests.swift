@@ -13,9 +13,7 @@ import TestSupport
 /// nothing it reports changed. Neither may ever send a stale line. A
 /// deterministic loop and a real socket.
 ///
-/// The time limit is a hang guard, not a duration: a synchronous test waits
-/// for one of the two cooperative threads while the suite's long tests run,
-/// and that wait counts (76 s in one CI run, which failed these at one minute).
+/// The time limit is a hang guard, not a duration.
 @Suite(.ownThread, .timeLimit(.minutes(3))) struct ReplyReuseTests {
     /// Sends `line` on a new connection, runs the loop until idle and
     /// returns the reply line (without its newline).
