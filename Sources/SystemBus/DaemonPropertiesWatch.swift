@@ -72,8 +72,12 @@ final class DaemonPropertiesWatch {
     private let onProblem: (String) -> Void
     private let onAbsent: (_ left: Bool) -> Void
     private var ownerWatch: DBusSubscription?
-    /// The subscriptions of the current owner (its changes, its signals).
+    /// The subscriptions to the current owner's signals (``Spec/signals``).
     private var ownerSubscriptions: [DBusSubscription] = []
+    /// The subscription to the current owner's `PropertiesChanged`: one,
+    /// replaced by each start (a start tried again after a failure must not
+    /// add a second).
+    private var changes: DBusSubscription?
     /// The unique name that owns the service now, once known.
     private(set) var owner: String?
     /// Bumped whenever the owner changes: replies and retries of an
@@ -153,6 +157,7 @@ final class DaemonPropertiesWatch {
         generation += 1
         owner = nil
         ownerSubscriptions = []
+        changes = nil
         retryTimer?.cancel()
         retryDelay = Self.firstRetry
     }
@@ -195,11 +200,11 @@ final class DaemonPropertiesWatch {
             let rule = DBusMatchRule(sender: owner, path: path, interface: "org.freedesktop.DBus.Properties",
                                      member: "PropertiesChanged", arguments: [0: self.spec.interface])
             do throws(DBusError) {
-                self.ownerSubscriptions.append(try self.bus.subscribe(rule, acceptingUnicast: self.spec.unicastChanges,
-                                                                      onRefused: self.refusedMatch) { [weak self] message in
+                self.changes = try self.bus.subscribe(rule, acceptingUnicast: self.spec.unicastChanges,
+                                                      onRefused: self.refusedMatch) { [weak self] message in
                     guard let self, current == self.generation else { return }
                     self.changed(message)
-                })
+                }
             } catch {
                 return self.failed(error)
             }
