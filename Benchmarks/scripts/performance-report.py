@@ -55,7 +55,7 @@ def spread(values, places):
     return '%.*f–%.*f' % (places, low, places, high)
 
 
-def rows_table(rows, run_count):
+def rows_table(rows):
     lines = ['| row | ns per operation | runs\' range | × raw libevent |', '|---|---:|---:|---:|']
     for name, runs in rows.items():
         ns = [run['nsPerEvent'] for run in runs]
@@ -64,7 +64,7 @@ def rows_table(rows, run_count):
     return lines
 
 
-def targets_table(targets, run_count, only=None):
+def targets_table(targets, only=None):
     lines = ['| target | measured | runs\' range | met in |', '|---|---:|---:|---|']
     for title, runs in targets.items():
         if only and not title.startswith(only):
@@ -97,8 +97,8 @@ def main():
         sys.exit('error: no compare rows or targets in %s' % ', '.join(runs))
     count = len(runs)
     figures = ['%d full run%s of `compare`, each the median of its rounds; a figure is the median of the runs.'
-               % (count, '' if count == 1 else 's'), '', '### Targets', ''] + targets_table(targets, count)
-    figures += ['', '### Every row', ''] + rows_table(rows, count)
+               % (count, '' if count == 1 else 's'), '', '### Targets', ''] + targets_table(targets)
+    figures += ['', '### Every row', ''] + rows_table(rows)
     if lateness:
         p50 = statistics.median(item['p50'] for item in lateness)
         p99 = statistics.median(item['p99'] for item in lateness)
@@ -106,7 +106,7 @@ def main():
         figures += ['', 'Timer lateness on the real clock (one-shot timers 1 ms apart): p50 %.1f µs, p99 %.1f µs; '
                     'the earliest of all runs %.1f µs late (a timer never fires early).' % (p50, p99, earliest)]
     replace_block(os.path.join(ROOT, 'docs', 'PERFORMANCE.md'), 'figures', figures)
-    summary = targets_table(targets, count, only=SUMMARY_PREFIXES)
+    summary = targets_table(targets, only=SUMMARY_PREFIXES)
     replace_block(os.path.join(ROOT, 'README.md'), 'performance-summary', summary)
     print('performance-report: %d runs, %d rows, %d targets' % (count, len(rows), len(targets)))
 

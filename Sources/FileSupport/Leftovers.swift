@@ -11,10 +11,7 @@ public enum Leftovers {
     /// process's entry is never passed; an unreadable directory passes none.
     public static func removeThoseOfDeadProcesses(in directory: String, prefix: String, radix: Int = 10,
                                                   remove: (String) -> Void) {
-        guard let entries = opendir(directory) else { return }
-        defer { closedir(entries) }
-        while let entry = readdir(entries) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in DirectoryNames.list(directory, where: { $0.hasPrefix(prefix) }) ?? [] {
             let rest = name.dropFirst(prefix.count)
             guard name.hasPrefix(prefix), let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash], radix: radix),
                   pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }

@@ -82,16 +82,12 @@ public final class DeviceEventSource {
     /// Reads every connector now and posts what changed (at start and
     /// after a hotplug event).
     public func rescanScreens() {
-        guard let directory = opendir(drmDirectory) else { return }
-        defer { closedir(directory) }
-        var seen: Set<String> = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            // Connectors are "cardN-NAME"; the cards themselves have no dash.
-            guard name.hasPrefix("card"), name.contains("-"), seen.count < Self.maxScreens else { continue }
-            seen.insert(name)
+        // Connectors are "cardN-NAME"; the cards themselves have no dash.
+        guard let connectors = DirectoryNames.list(drmDirectory, limit: Self.maxScreens, where: {
+            $0.hasPrefix("card") && $0.contains("-")
+        }) else { return }
+        let seen = Set(connectors)
+        for name in connectors {
             let path = drmDirectory + "/" + name
             let status: String
             do {

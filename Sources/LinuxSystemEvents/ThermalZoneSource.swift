@@ -71,16 +71,8 @@ public final class ThermalZoneSource {
 
     /// The zone directories (`thermal_zone0`, …) in `directory`.
     static func zones(in directory: String) -> [String] {
-        guard let listing = opendir(directory) else { return [] }
-        defer { closedir(listing) }
-        var zones: [String] = []
-        while let entry = readdir(listing), zones.count < maxZones {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix("thermal_zone") { zones.append(directory + "/" + name) }
-        }
-        return zones.sorted()
+        let names = DirectoryNames.list(directory, limit: maxZones) { $0.hasPrefix("thermal_zone") } ?? []
+        return names.sorted().map { directory + "/" + $0 }
     }
 
     /// The hottest state over `zones`.

@@ -51,6 +51,14 @@ def send(bus, path, interface, member, signature, args, destination):
     bus.send_message(message)
 
 
+def owner_properties_changed(bus, service, path, interface, changed):
+    """Has the daemon owning `service` emit PropertiesChanged itself."""
+    mock = bus.get_object(service, path)
+    mock.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                    [interface, changed, dbus.Array([], signature='s')],
+                    dbus_interface='org.freedesktop.DBus.Mock', timeout=120)
+
+
 def main():
     address, command, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     bus = dbus.bus.BusConnection(address)
@@ -77,17 +85,12 @@ def main():
     elif command == 'owner-properties':
         service, path, interface, properties = rest
         changed = dbus.Dictionary({k: variant(v) for k, v in json.loads(properties).items()}, signature='sv')
-        mock = bus.get_object(service, path)
-        mock.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
-                        [interface, changed, dbus.Array([], signature='s')], dbus_interface='org.freedesktop.DBus.Mock')
+        owner_properties_changed(bus, service, path, interface, changed)
     elif command == 'owner-huge':
         service, path, interface, entries = rest
         changed = dbus.Dictionary({'Key%07d' % i: dbus.String('v', variant_level=1) for i in range(int(entries))},
                                   signature='sv')
-        mock = bus.get_object(service, path)
-        mock.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
-                        [interface, changed, dbus.Array([], signature='s')],
-                        dbus_interface='org.freedesktop.DBus.Mock', timeout=120)
+        owner_properties_changed(bus, service, path, interface, changed)
     else:
         sys.exit('unknown command %s' % command)
     bus.flush()

@@ -16,52 +16,9 @@ struct HostileBusTests {
     static let displayDevice = "/org/freedesktop/UPower/devices/DisplayDevice"
     static let session = "/org/freedesktop/login1/session/c1"
 
-    /// An app with the D-Bus sources on a loop thread, recording
-    /// notifications, wake-ups and problems.
-    final class Rig: Sendable {
-        let thread: LoopThread
-        let parts: LoopBoundBox<[AnyObject]?>
-        let notes = Locked<[String]>([])
-        let wakes = Locked(0)
-        let problems = Locked<[String]>([])
-
-        init(bus: PrivateSystemBus, callTimeout: Duration = .seconds(5)) throws {
-            thread = try LoopThread.start()
-            parts = LoopBoundBox<[AnyObject]?>.makeEmpty(loop: thread.loop)
-            let notes = self.notes, wakes = self.wakes, problems = self.problems
-            let address = bus.address
-            try OffLoopReleaseTests.onLoop(thread) { [thread, parts] in
-                let application = try Application(loop: thread.loop)
-                try application.notifications.addObserver { note in notes.mutate { $0.append("\(note)") } }
-                let sources = SystemBusSources(center: application.notifications, logger: Logger(label: "test"),
-                                               address: address, sessionID: "c1", callTimeout: callTimeout)
-                sources.onWake = { wakes.mutate { $0 += 1 } }
-                sources.onProblem = { problem in problems.mutate { $0.append(problem) } }
-                parts.value = [application, sources]
-            }
-        }
-
-        var application: Application { parts.value![0] as! Application }
-        var sources: SystemBusSources { parts.value![1] as! SystemBusSources }
-
-        func onLoop<Value>(_ body: @escaping @Sendable (Rig) throws -> Value) throws -> Value {
-            try OffLoopReleaseTests.onLoop(thread) { [self] in try body(self) }
-        }
-
-        func value(_ kind: NotificationKind) -> JSONValue? {
-            try? onLoop { try $0.application.notifications.currentValue(of: kind) }
-        }
-
-        /// The service's unique name on the bus, once it has one.
-        var uniqueName: String? { try? onLoop { $0.sources.connection?.uniqueName } }
-
-        func sawProblem(_ text: String) -> Bool { problems.value.contains { $0.contains(text) } }
-
-        func stop() throws {
-            try onLoop { $0.parts.value = nil }
-            try thread.stopAndJoin()
-        }
-    }
+    /// The rig of SystemBusSourcesTests: an app with the D-Bus sources on a
+    /// loop thread, recording notifications, wake-ups and problems.
+    typealias Rig = SystemBusSourcesTests.Rig
 
     /// Runs Tests/HostileBus/spoof.py on `bus`, as `nobody` or as root.
     static func spoof(_ bus: PrivateSystemBus, asNobody: Bool = true, _ arguments: [String]) throws {

@@ -54,28 +54,34 @@ import TestSupport
 @Suite(.ownThread, .serialized, .timeLimit(.minutes(2))) struct SystemBusSourcesTests {
     static let mock = "org.freedesktop.DBus.Mock"
 
-    /// An app with the D-Bus sources on a loop thread, recording notifications.
+    /// An app with the D-Bus sources on a loop thread, recording
+    /// notifications, wake-ups and problems.
     final class Rig: Sendable {
         let thread: LoopThread
         /// The application and the sources, reached only on the loop thread.
         let parts: LoopBoundBox<[AnyObject]?>
         let notes = Locked<[String]>([])
+        let wakes = Locked(0)
+        let problems = Locked<[String]>([])
 
-        init(bus: PrivateSystemBus, session: String? = "c1") throws {
+        init(bus: PrivateSystemBus, session: String? = "c1", callTimeout: Duration = .seconds(5)) throws {
             thread = try LoopThread.start()
             parts = LoopBoundBox<[AnyObject]?>.makeEmpty(loop: thread.loop)
-            let notes = self.notes
+            let notes = self.notes, wakes = self.wakes, problems = self.problems
             let address = bus.address
             try OffLoopReleaseTests.onLoop(thread) { [thread, parts] in
                 let application = try Application(loop: thread.loop)
                 try application.notifications.addObserver { note in notes.mutate { $0.append("\(note)") } }
                 let sources = SystemBusSources(center: application.notifications, logger: Logger(label: "test"),
-                                               address: address, sessionID: session)
+                                               address: address, sessionID: session, callTimeout: callTimeout)
+                sources.onWake = { wakes.mutate { $0 += 1 } }
+                sources.onProblem = { problem in problems.mutate { $0.append(problem) } }
                 parts.value = [application, sources]
             }
         }
 
         var application: Application { parts.value![0] as! Application }
+        var sources: SystemBusSources { parts.value![1] as! SystemBusSources }
 
         func onLoop<Value>(_ body: @escaping @Sendable (Rig) throws -> Value) throws -> Value {
             try OffLoopReleaseTests.onLoop(thread) { [self] in try body(self) }
@@ -84,6 +90,11 @@ import TestSupport
         func value(_ kind: NotificationKind) -> JSONValue? {
             try? onLoop { try $0.application.notifications.currentValue(of: kind) }
         }
+
+        /// The service's unique name on the bus, once it has one.
+        var uniqueName: String? { try? onLoop { $0.sources.connection?.uniqueName } }
+
+        func sawProblem(_ text: String) -> Bool { problems.value.contains { $0.contains(text) } }
 
         func stop() throws {
             try onLoop { $0.parts.value = nil }
