@@ -129,7 +129,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "TestSupport"]),
+        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "TestSupport", "SDEventPeer"]),
+        // The real sd-event (libsystemd, linked) running the sequences the
+        // loop's differential tests compare with.
+        .target(name: "SDEventPeer", path: "Tests/SDEventPeer", linkerSettings: [.linkedLibrary("systemd")]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON", "TestSupport"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.

@@ -11,12 +11,15 @@
 #include <linux/netlink.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <errno.h>
 #include <time.h>
@@ -128,5 +131,70 @@ static inline int CLinux_uevent_socket(unsigned groups) {
 
 /// Hands the heap's free pages back to the kernel (glibc's malloc_trim(0)).
 static inline int CLinux_malloc_trim(void) { return malloc_trim(0); }
+
+// Child processes through pidfds (Linux 5.3+): a pidfd is readable once its
+// process has ended, and waitid(P_PIDFD) reaps exactly that child, so the
+// loop needs no SIGCHLD handler and never reaps anyone else's children.
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/// pidfd_open(pid, 0), close-on-exec by the kernel; -1 with errno set.
+static inline int CLinux_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/// waitid(P_PIDFD, pidfd, WEXITED | WNOHANG [| WNOWAIT]): 1 when the child
+/// has ended (`how` is CLD_EXITED, CLD_KILLED or CLD_DUMPED and `status` its
+/// exit code or signal), 0 while it runs, -1 with errno set (ECHILD: not a
+/// child of this process, or already reaped). `keep` leaves it unreaped.
+static inline int CLinux_pidfd_wait(int pidfd, int keep, int *how, int *status) {
+    siginfo_t info;
+    info.si_pid = 0;
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | (keep ? WNOWAIT : 0)) != 0) return -1;
+    if (info.si_pid == 0) return 0;
+    *how = info.si_code;
+    *status = info.si_status;
+    return 1;
+}
+
+/// The `how` values of CLinux_pidfd_wait (macros in the C headers).
+static const int CLinux_child_exited = CLD_EXITED;
+static const int CLinux_child_killed = CLD_KILLED;
+static const int CLinux_child_dumped = CLD_DUMPED;
+
+/// posix_spawn (or posix_spawnp when `search_path`) of `path` with `argv`
+/// and `envp` (NULL-terminated), in `directory` (NULL: this one), standard
+/// streams from `in`/`out`/`err` (-1: inherited). The child starts with no
+/// signal blocked and every signal at its default action, whatever this
+/// thread blocks or this process ignores (a loop's threads block signals;
+/// runtimes ignore SIGPIPE). Returns 0 and the pid, or an errno value.
+static inline int CLinux_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
+                               int in, int out, int err, int search_path, pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) return result;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) { posix_spawn_file_actions_destroy(&actions); return result; }
+    int fds[3] = {in, out, err};
+    for (int target = 0; target < 3 && result == 0; target++) {
+        if (fds[target] >= 0) result = posix_spawn_file_actions_adddup2(&actions, fds[target], target);
+    }
+    if (result == 0 && directory) result = posix_spawn_file_actions_addchdir_np(&actions, directory);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    if (result == 0) result = posix_spawnattr_setsigmask(&attributes, &none);
+    if (result == 0) result = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (result == 0) result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (result == 0) {
+        result = search_path ? posix_spawnp(pid, path, &actions, &attributes, argv, envp)
+                             : posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    }
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+}
 
 #endif

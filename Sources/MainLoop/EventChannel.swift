@@ -38,7 +38,10 @@ public class ChannelBase: LoopRegistered {
 // Borrowed, not retained: the registry holds the channel, and a channel
 // closed by its own handler stays alive until the loop's janitor runs.
 private let drainTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.runDrain() }
+    Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { channel in
+        channel.core.noteWake()
+        channel.runDrain()
+    }
 }
 
 // A wake-up from another thread runs the batch it received in the same
@@ -50,6 +53,7 @@ private let drainTrampoline: event_callback_fn = { _, _, context in
 // run after the batch instead of before it.
 private let remoteTrampoline: event_callback_fn = { _, _, context in
     Unmanaged<ChannelBase>.fromOpaque(context!)._withUnsafeGuaranteedRef { channel in
+        channel.core.noteWake()
         var received = false
         if let monitor = channel.core.monitor {
             monitor.measure(.crossThreadWakeup, channel.priority) { received = channel.receiveRemote() }

@@ -9,8 +9,9 @@ private let fdTrampoline: event_callback_fn = { _, what, context in
     // Borrowed, not retained: the registry holds the source, and a source
     // removed by its own handler stays alive until the loop's janitor runs.
     Unmanaged<FileDescriptorSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in
+        source.core.noteWake()
         guard let monitor = source.core.monitor else { return source.deliver(ready) }
-        monitor.measure(.fileDescriptor, source.priority) { source.deliver(ready) }
+        monitor.measure(source.kind, source.priority) { source.deliver(ready) }
     }
 }
 
@@ -34,8 +35,20 @@ public final class FileDescriptorSource: LoopRegistered {
 
     /// The loop's shared state (held strongly: no `unowned` load per event).
     let core: LoopCore
+    /// What the loop monitor reports its callbacks as (a child process's
+    /// pidfd is a child process, not a descriptor to the user).
+    var kind: LoopSourceKind = .fileDescriptor
     private let handler: (Readiness) -> Void
     @exclusivity(unchecked) private var event: OpaquePointer?
+    /// The rate limit's window, if one is set, and the pause it imposes.
+    /// Read on every dispatch, hence unchecked (the fd dispatch row of `compare`).
+    @exclusivity(unchecked) private var window: RateLimitWindow?
+    private var pause: RateLimitPause?
+
+    /// The source's rate limit, if any.
+    public var rateLimit: RateLimit? { window?.limit }
+    /// Whether a rate limit pauses the source until its window ends.
+    public var isPaused: Bool { pause != nil }
 
     init(core: LoopCore, fileDescriptor: Int32, interest: Readiness, priority: LoopPriority,
          handler: @escaping (Readiness) -> Void) throws(MainLoopError) {
@@ -58,6 +71,17 @@ public final class FileDescriptorSource: LoopRegistered {
         try register()
     }
 
+    /// Limits dispatches to `limit` (nil: no limit, and a paused source
+    /// resumes at once). While paused, the descriptor is not watched; it
+    /// stays ready, so its readiness is delivered when the window ends.
+    /// - Throws: ``MainLoopError/sourceRemoved`` once removed.
+    public func setRateLimit(_ limit: RateLimit?) throws(MainLoopError) {
+        core.preconditionInLoop()
+        guard !isRemoved else { throw .sourceRemoved }
+        window = limit.map(RateLimitWindow.init)
+        if limit == nil, pause != nil { resume() }
+    }
+
     /// Stops watching the descriptor. The descriptor stays open.
     /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
@@ -69,8 +93,32 @@ public final class FileDescriptorSource: LoopRegistered {
 
     func deliver(_ ready: Readiness) {
         guard !isRemoved else { return }
+        if window != nil, !admitted() { return }
         core.workCounter &+= 1
         handler(ready)
+    }
+
+    /// Counts a dispatch in the rate limit's window; past the burst, takes
+    /// the descriptor out of libevent until the window ends.
+    private func admitted() -> Bool {
+        guard window!.admits(at: core.now) else {
+            if let event { event_del(event) }
+            pause = RateLimitPause(core: core, until: window!.windowEnd) { [unowned self] in resume() }
+            return false
+        }
+        return true
+    }
+
+    /// The window ended (or the limit was lifted): watch again. If libevent
+    /// cannot take the descriptor back now (the kernel is out of memory for
+    /// epoll), it tries again one window later rather than losing it.
+    private func resume() {
+        pause?.cancel()
+        pause = nil
+        guard !isRemoved, let event else { return }
+        if CLibevent_add(event) != 0, let window {
+            pause = RateLimitPause(core: core, until: core.now + window.limit.interval) { [unowned self] in resume() }
+        }
     }
 
     private func register() throws(MainLoopError) {
@@ -83,7 +131,8 @@ public final class FileDescriptorSource: LoopRegistered {
             interest.contains(.peerClosed) ? 1 : 0,
             fdTrampoline, context)
         else { throw systemError("event_new for fd \(fileDescriptor)") }
-        guard event_priority_set(created, Int32(priority.rawValue)) == 0, CLibevent_add(created) == 0 else {
+        // A paused source gets its event now and is watched when it resumes.
+        guard event_priority_set(created, Int32(priority.rawValue)) == 0, pause != nil || CLibevent_add(created) == 0 else {
             event_free(created)
             throw systemError("event_add for fd \(fileDescriptor)")
         }
@@ -97,6 +146,8 @@ public final class FileDescriptorSource: LoopRegistered {
 
     func releaseLoopResources() {
         isRemoved = true
+        pause?.cancel()
+        pause = nil
         unregister()
     }
 }

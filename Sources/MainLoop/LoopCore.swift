@@ -52,6 +52,26 @@ final class LoopCore: @unchecked Sendable {
     /// nil (the default) costs one check per callback. Loop thread only.
     @exclusivity(unchecked) var monitor: LoopMonitor?
 
+    /// The observers, idle and exit handlers; nil until the first is added.
+    /// Loop thread only.
+    @exclusivity(unchecked) var passHooks: LoopPassHooks?
+    /// Set when the loop called its before-waiting observers and some
+    /// observer wants after-waiting: the first callback after the wait (or
+    /// the pass, if nothing ran) calls them (``noteWake()``). libevent has no
+    /// hook between its wait and its dispatch, so the trampolines check this.
+    /// Loop thread only.
+    @exclusivity(unchecked) @usableFromInline var afterWaitingPending = false
+    /// Set while `run()` is inside libevent's own loop (no pass hooks yet):
+    /// adding the first hook breaks it, so `run()` goes on pass by pass.
+    /// Loop thread only.
+    @exclusivity(unchecked) var inLibeventLoop = false
+
+    /// The loop's timers, for sources that pause (rate limits). Weak: the
+    /// scheduler holds the core. Set once at init.
+    weak var scheduler: TimerScheduler?
+    /// How many times a rate limit paused a source. Loop thread only.
+    var rateLimitPauses = 0
+
     /// Whether the loop runs on the manual clock. Immutable.
     let isDeterministic: Bool
     /// The manual clock (deterministic loops): moved on the loop thread
@@ -75,6 +95,36 @@ final class LoopCore: @unchecked Sendable {
     /// a loop has token 0, which no owner has.
     @inlinable
     var isLoopThread: Bool { CThreadToken_read() == owner }
+
+    /// The pass hooks, made on first use.
+    func hooks() -> LoopPassHooks {
+        if let passHooks { return passHooks }
+        let made = LoopPassHooks(core: self)
+        passHooks = made
+        // run() is inside libevent's loop, which has no place for them: end
+        // it after this callback; run() then goes on pass by pass.
+        if inLibeventLoop, let base { event_base_loopbreak(base) }
+        return made
+    }
+
+    /// Calls the after-waiting observers if the loop just woke from a wait
+    /// they asked to hear about. One load and test on every callback.
+    @inline(__always) @usableFromInline
+    func noteWake() {
+        if afterWaitingPending { wokeUp() }
+    }
+
+    @inline(never) @usableFromInline
+    func wokeUp() {
+        afterWaitingPending = false
+        passHooks?.notify(.afterWaiting)
+    }
+
+    /// Whether libevent has callbacks activated and not yet run.
+    var hasActiveEvents: Bool {
+        guard let base else { return false }
+        return event_base_get_num_events(base, EVENT_BASE_COUNT_ACTIVE) > 0
+    }
 
     /// Removes a source or channel from the registry; it stays alive until
     /// the current callback is over (see `retired`).

@@ -14,6 +14,14 @@ public enum LoopSourceKind: UInt8, Sendable, CaseIterable, CustomStringConvertib
     case postedWork
     /// Posts from other threads being received into a channel.
     case crossThreadWakeup
+    /// A child process ended (``ChildProcessSource``).
+    case childProcess
+    /// An idle handler (``IdleSource``).
+    case idle
+    /// A loop observer (``LoopObserver``).
+    case observer
+    /// An exit handler (``ExitHandler``).
+    case exitHandler
 
     /// The name used in logs and metric labels.
     public var description: String {
@@ -23,6 +31,10 @@ public enum LoopSourceKind: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .signal: "signal"
         case .postedWork: "postedWork"
         case .crossThreadWakeup: "crossThreadWakeup"
+        case .childProcess: "childProcess"
+        case .idle: "idle"
+        case .observer: "observer"
+        case .exitHandler: "exitHandler"
         }
     }
 }

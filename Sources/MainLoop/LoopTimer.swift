@@ -23,6 +23,19 @@ public final class LoopTimer {
     /// True while the handler runs, so a repeating timer is re-armed after it.
     @exclusivity(unchecked) private var isFiring = false
     @exclusivity(unchecked) private var cancelledWhileFiring = false
+    /// The rate limit's window, if one is set (read on every fire).
+    @exclusivity(unchecked) private var window: RateLimitWindow?
+
+    /// The timer's rate limit, if any.
+    public var rateLimit: RateLimit? { window?.limit }
+
+    /// Limits fires to `limit` (nil: no limit). A fire past the burst does
+    /// not run: the timer is scheduled for the window's end instead, where
+    /// it runs once, and a repeating timer goes on from there.
+    public func setRateLimit(_ limit: RateLimit?) {
+        scheduler.core.preconditionInLoop()
+        window = limit.map(RateLimitWindow.init)
+    }
 
     init(scheduler: TimerScheduler, handler: @escaping () -> Void) {
         self.scheduler = scheduler
@@ -63,6 +76,11 @@ public final class LoopTimer {
 
     /// Called by the loop once the timer has been taken off the heap.
     func fire(now: LoopInstant) {
+        if window != nil, !window!.admits(at: now) {
+            scheduler.core.rateLimitPauses += 1
+            schedule(at: window!.windowEnd, repeating: interval)
+            return
+        }
         isFiring = true
         cancelledWhileFiring = false
         handler()

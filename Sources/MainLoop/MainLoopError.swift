@@ -10,7 +10,8 @@ import Glibc
 ///   call would do is unsafe or not allowed: a path that is not a socket, a
 ///   directory others can write);
 /// - **the loop is used wrongly**: ``shutDown``, ``sourceRemoved``,
-///   ``notDeterministic``, ``reentrantDispatch``, ``signalReserved(signal:owner:)``.
+///   ``notDeterministic``, ``reentrantDispatch``, ``signalReserved(signal:owner:)``,
+///   ``notChildProcess(pid:)``, ``invalidArgument(_:)``.
 ///
 /// Every misuse the loop can detect at run time is reported with one of
 /// these, never by crashing silently. (Calling a loop-only method from
@@ -39,6 +40,12 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// swift-service-lifecycle `ServiceGroup`), see
     /// ``MainRunLoop/reserveSignals(_:for:)``.
     case signalReserved(signal: Int32, owner: String)
+    /// The process is not a child of this one (or was already reaped), so
+    /// the loop cannot learn how it ends.
+    case notChildProcess(pid: Int32)
+    /// An argument is out of range (a rate limit's interval of zero, a
+    /// negative pid); the message names it.
+    case invalidArgument(String)
 
     public var description: String {
         switch self {
@@ -52,6 +59,9 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case .refused(let reason): return reason
         case .signalReserved(let signal, let owner):
             return "signal \(signal) (\(String(cString: strsignal(signal)))) belongs to \(owner); the loop does not take it"
+        case .notChildProcess(let pid):
+            return "process \(pid) is not a child of this process (or was already reaped): only a child's end can be watched"
+        case .invalidArgument(let problem): return problem
         }
     }
 }

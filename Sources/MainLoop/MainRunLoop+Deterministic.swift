@@ -15,18 +15,19 @@ extension MainRunLoop {
     /// scheduled. A target in the past is a no-op apart from running what
     /// is already due. Nothing sleeps. ``stop()`` from a callback ends the
     /// advance after that instant's work, with the clock where it got to
-    /// (the request is consumed).
+    /// (the request is consumed), after the exit handlers and their work,
+    /// as a stopping `run()` runs them.
     ///
     /// - Throws: ``MainLoopError/notDeterministic`` on a real-clock loop.
     public func advance(to target: LoopInstant) throws(MainLoopError) {
         preconditionInLoop()
         guard isDeterministic else { throw .notDeterministic }
         try runUntilIdle()
-        if consumeStopRequest() { return }
+        if consumeStopRequest() { return try runExitWorkAfterStop() }
         while let deadline = nextTimerDeadline, deadline <= target {
             if deadline > manualNow { manualNow = deadline }
             try runUntilIdle()
-            if consumeStopRequest() { return }
+            if consumeStopRequest() { return try runExitWorkAfterStop() }
         }
         if target > manualNow { manualNow = target }
         try runUntilIdle()

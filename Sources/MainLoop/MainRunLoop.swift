@@ -5,11 +5,15 @@ import Synchronization
 
 
 private let janitorTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().releaseRetired()
+    let core = Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue()
+    core.noteWake()
+    core.releaseRetired()
 }
 
 private let controlTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue().receiveControl()
+    let loop = Unmanaged<MainRunLoop>.fromOpaque(context!).takeUnretainedValue()
+    loop.core.noteWake()
+    loop.receiveControl()
 }
 
 /// A serial main run loop on one libevent `event_base`.
@@ -124,6 +128,7 @@ public final class MainRunLoop: @unchecked Sendable {
         core = LoopCore(base: base, deterministic: deterministic)
         do throws(MainLoopError) {
             timers = try TimerScheduler(core: core)
+            core.scheduler = timers
         } catch {
             event_base_free(base)
             core.base = nil
@@ -291,13 +296,18 @@ public final class MainRunLoop: @unchecked Sendable {
     /// How many timers are scheduled.
     public var scheduledTimerCount: Int { timers.count }
 
+    /// How many times a ``RateLimit`` paused one of the loop's sources.
+    /// Loop thread only.
+    public var rateLimitPauses: Int { core.rateLimitPauses }
+
     // MARK: Running
 
     /// Starts a dispatch (or a shutdown) after the one check every entry
     /// point makes, in this order: the loop thread, not shut down, not
     /// already inside the loop (libevent is not reentrant).
     /// - Returns: false when `phase` is `.running` and a pending stop
-    ///   request was consumed instead (`run()` then returns at once).
+    ///   request was consumed instead (`run()` then runs no pass, only its
+    ///   exit work, and returns; the phase stays `.running` until ``end()``).
     ///
     /// Inlined, as is ``end()``: each caller passes a constant phase, so
     /// the checks fold to what that phase needs (the fd dispatch row of
@@ -320,11 +330,7 @@ public final class MainRunLoop: @unchecked Sendable {
         // this start takes the request (and returns at once), or the stop
         // sees `.running` and wakes the loop, whose control event ends it.
         phaseWord.store(RunPhase.running.rawValue, ordering: .sequentiallyConsistent)
-        if stopRequested.exchange(false, ordering: .sequentiallyConsistent) {
-            phaseWord.store(RunPhase.idle.rawValue, ordering: .releasing)
-            return false
-        }
-        return true
+        return !stopRequested.exchange(false, ordering: .sequentiallyConsistent)
     }
 
     /// Ends what ``begin(_:)`` started; leaving `run()` consumes the stop
@@ -338,8 +344,10 @@ public final class MainRunLoop: @unchecked Sendable {
         if phase != .shutDown { phaseWord.store(RunPhase.idle.rawValue, ordering: .releasing) }
     }
 
-    /// Runs the loop until ``stop()``. Returns at once if a stop was already
-    /// requested (the request is consumed either way).
+    /// Runs the loop until ``stop()``, pass after pass (see ``LoopActivity``),
+    /// then runs the exit handlers and the work they post, and returns. A
+    /// stop requested before `run()` starts makes it run only that exit work
+    /// (the request is consumed either way).
     ///
     /// Unavailable from async code: it blocks its thread until the loop
     /// stops, and in an `async` main the main thread is not yours (Swift
@@ -350,11 +358,73 @@ public final class MainRunLoop: @unchecked Sendable {
     ///   ``MainLoopError/reentrantDispatch`` from a callback.
     @available(*, noasync, message: "run() blocks its thread until stop(): call it from a synchronous main() (an async main never runs the main loop); for async code use MainRunLoop.runMain { ... } or start a Task before run()")
     public func run() throws(MainLoopError) {
-        guard try begin(.running), let base = core.base else { return }
+        let stoppedBeforeStart = try !begin(.running)
         defer { end() }
+        guard let base = core.base else { return }
+        core.passHooks?.notify(.entry)
+        if !stoppedBeforeStart { runPasses(base) }
+        runExitWork(base)
+        core.passHooks?.notify(.exit)
+    }
+
+    /// `run()`'s passes, until a stop is requested. Without pass hooks, the
+    /// loop stays inside libevent's own loop (nothing to call between its
+    /// passes); the first hook added ends that, and passes go on one by one.
+    private func runPasses(_ base: OpaquePointer) {
+        while !stopRequested.load(ordering: .acquiring), !core.isShutDown {
+            if let hooks = core.passHooks {
+                runPass(base, hooks, endsOnStop: true)
+            } else {
+                timers.activateIfDue()
+                timers.rearm()
+                core.inLibeventLoop = true
+                _ = CLibevent_loop_forever(base)
+                core.inLibeventLoop = false
+            }
+        }
+    }
+
+    /// One pass with hooks: the observers' points, the idle handlers when
+    /// nothing is ready, then libevent waits (if nothing is ready) and
+    /// dispatches everything ready. `endsOnStop`: a stop requested by a
+    /// hook ends the pass before the wait (`run()`; libevent's own
+    /// `loopbreak` would be forgotten by the next `event_base_loop`).
+    private func runPass(_ base: OpaquePointer, _ hooks: LoopPassHooks, endsOnStop: Bool) {
+        core.noteWake()
+        hooks.notify(.beforeTimers)
         timers.activateIfDue()
+        hooks.notify(.beforeSources)
+        prepareToWait(hooks)
+        if endsOnStop, stopRequested.load(ordering: .acquiring) { return }
+        if core.isShutDown { return }
         timers.rearm()
-        _ = CLibevent_loop_forever(base)
+        _ = CLibevent_loop_once(base)
+        core.noteWake()
+    }
+
+    /// When nothing is ready: the idle handlers, then (if they made nothing
+    /// ready) the before-waiting observers, marking the wait for the
+    /// after-waiting ones.
+    private func prepareToWait(_ hooks: LoopPassHooks, announcesWait: Bool = true) {
+        if hooks.hasIdleWork, !core.hasActiveEvents {
+            hooks.runIdleHandlers { [core] in core.hasActiveEvents }
+            timers.activateIfDue()
+        }
+        guard announcesWait, !core.hasActiveEvents, !core.isShutDown else { return }
+        hooks.notify(.beforeWaiting)
+        if hooks.observes(.afterWaiting) { core.afterWaitingPending = true }
+    }
+
+    /// The exit handlers, each followed by the work it posted, until none
+    /// is left (exit handlers added meanwhile included). A stop requested
+    /// meanwhile changes nothing: leaving `run()` consumes it.
+    func runExitWork(_ base: OpaquePointer) {
+        guard let hooks = core.passHooks else { return }
+        while !core.isShutDown, let exitHandler = hooks.takeNextExitHandler() {
+            core.noteWake()
+            hooks.run(exitHandler)
+            dispatchUntilIdle(base, announcesWait: false)
+        }
     }
 
     /// Waits until something is ready (real clock only), then runs what is
@@ -365,6 +435,7 @@ public final class MainRunLoop: @unchecked Sendable {
         guard !isDeterministic else { throw .notDeterministic }
         guard try begin(.dispatching), let base = core.base else { return }
         defer { end() }
+        if let hooks = core.passHooks { return runPass(base, hooks, endsOnStop: false) }
         timers.activateIfDue()
         timers.rearm()
         _ = CLibevent_loop_once(base)
@@ -376,19 +447,35 @@ public final class MainRunLoop: @unchecked Sendable {
     public func runUntilIdle() throws(MainLoopError) {
         guard try begin(.dispatching), let base = core.base else { return }
         defer { end() }
+        dispatchUntilIdle(base, announcesWait: true)
+    }
+
+    /// ``runUntilIdle()``'s work, inside a dispatch already begun: passes
+    /// that never wait, until one runs nothing; then the idle handlers and
+    /// (`announcesWait`: not for the exit work, after which the loop does
+    /// not wait) the before-waiting observers, and more passes if they made work.
+    func dispatchUntilIdle(_ base: OpaquePointer, announcesWait: Bool) {
+        core.noteWake()
         var waitedForSleepers = 0
         let heldSignals = mainQueue?.signalsWhileHeld
         while true {
             var before: UInt64
             repeat {
                 before = core.workCounter
+                core.passHooks?.notify(.beforeTimers)
                 timers.activateIfDue()
+                core.passHooks?.notify(.beforeSources)
                 _ = CLibevent_loop_nonblock(base)
                 if core.isShutDown { return }
             } while core.workCounter != before
-            guard isDeterministic, waitsForResumedSleepers(since: heldSignals, waited: waitedForSleepers) else { return }
-            usleep(50)
-            waitedForSleepers += 1
+            if isDeterministic, waitsForResumedSleepers(since: heldSignals, waited: waitedForSleepers) {
+                usleep(50)
+                waitedForSleepers += 1
+                continue
+            }
+            guard let hooks = core.passHooks else { return }
+            prepareToWait(hooks, announcesWait: announcesWait)
+            guard core.hasActiveEvents, !core.isShutDown else { return }
         }
     }
 
@@ -440,6 +527,17 @@ public final class MainRunLoop: @unchecked Sendable {
         stopRequested.exchange(false, ordering: .sequentiallyConsistent)
     }
 
+    /// A deterministic `advance` took a stop request: the exit handlers
+    /// and their work run, as when `run()` stops; a stop requested by them
+    /// changes nothing.
+    func runExitWorkAfterStop() throws(MainLoopError) {
+        guard core.passHooks != nil else { return }
+        guard try begin(.dispatching), let base = core.base else { return }
+        defer { end() }
+        runExitWork(base)
+        _ = consumeStopRequest()
+    }
+
     func receiveControl() {
         var counter: UInt64 = 0
         _ = read(controlFD, &counter, 8)
@@ -465,6 +563,9 @@ public final class MainRunLoop: @unchecked Sendable {
         for source in core.registered.values { source.releaseLoopResources() }
         core.registered.removeAll()
         core.retired.removeAll()
+        core.passHooks?.removeAll()
+        core.passHooks = nil
+        core.afterWaitingPending = false
         if let janitor = core.janitorEvent { event_free(janitor) }
         core.janitorEvent = nil
         timers.releaseAll()

@@ -4,6 +4,7 @@ import Glibc
 private let signalTrampoline: event_callback_fn = { signal, _, context in
     // Borrowed: a source removed by its own handler stays alive until the janitor runs.
     Unmanaged<SignalSource>.fromOpaque(context!)._withUnsafeGuaranteedRef { source in
+        source.core.noteWake()
         guard let monitor = source.core.monitor else { return source.deliver() }
         monitor.measure(.signal, .system) { source.deliver() }
     }
@@ -29,6 +30,15 @@ public final class SignalSource: LoopRegistered {
     let core: LoopCore
     private let handler: () -> Void
     private var event: OpaquePointer?
+    private var window: RateLimitWindow?
+    private var pause: RateLimitPause?
+    /// A delivery came while paused: it runs when the window ends.
+    private var arrivedWhilePaused = false
+
+    /// The source's rate limit, if any.
+    public var rateLimit: RateLimit? { window?.limit }
+    /// Whether a rate limit pauses the source until its window ends.
+    public var isPaused: Bool { pause != nil }
 
     init(core: LoopCore, signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) {
         self.core = core
@@ -50,6 +60,18 @@ public final class SignalSource: LoopRegistered {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
+    /// Limits deliveries to `limit` (nil: no limit, and a paused source
+    /// resumes at once). The signal stays caught while paused: signals
+    /// that arrive meanwhile are delivered once when the window ends (the
+    /// kernel merges a standard signal's repeats anyway).
+    /// - Throws: ``MainLoopError/sourceRemoved`` once removed.
+    public func setRateLimit(_ limit: RateLimit?) throws(MainLoopError) {
+        core.preconditionInLoop()
+        guard !isRemoved else { throw .sourceRemoved }
+        window = limit.map(RateLimitWindow.init)
+        if limit == nil, pause != nil { resume() }
+    }
+
     /// Stops handling the signal; libevent restores the previous disposition.
     /// - Throws: ``MainLoopError/sourceRemoved`` when already removed.
     public func remove() throws(MainLoopError) {
@@ -61,11 +83,30 @@ public final class SignalSource: LoopRegistered {
 
     func deliver() {
         guard !isRemoved else { return }
+        if pause != nil {
+            arrivedWhilePaused = true
+            return
+        }
+        if window != nil, !window!.admits(at: core.now) {
+            arrivedWhilePaused = true
+            pause = RateLimitPause(core: core, until: window!.windowEnd) { [unowned self] in resume() }
+            return
+        }
         core.workCounter &+= 1
         handler()
     }
 
+    private func resume() {
+        pause?.cancel()
+        pause = nil
+        guard arrivedWhilePaused else { return }
+        arrivedWhilePaused = false
+        deliver()
+    }
+
     func releaseLoopResources() {
+        pause?.cancel()
+        pause = nil
         isRemoved = true
         if let event { event_free(event) }
         event = nil

@@ -3,11 +3,15 @@ import CLinux
 import Glibc
 
 private let timerTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue().timerFDReadable()
+    let scheduler = Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue()
+    scheduler.core.noteWake()
+    scheduler.timerFDReadable()
 }
 
 private let yieldTrampoline: event_callback_fn = { _, _, context in
-    Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue().fireDueTimers()
+    let scheduler = Unmanaged<TimerScheduler>.fromOpaque(context!).takeUnretainedValue()
+    scheduler.core.noteWake()
+    scheduler.fireDueTimers()
 }
 
 /// The loop's timers: a ``TimerHeap`` of plain entries, the timer objects by

@@ -116,6 +116,32 @@ import TestSupport
         #expect(throws: MainLoopError.sourceRemoved) { try source.remove() }
         try loop.shutdown()
     }
+
+    /// Past its burst a signal source is paused; signals that come while
+    /// it is paused are delivered once when its window ends.
+    @Test func aRateLimitedSignalIsDeliveredOnceAfterThePause() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var deliveries = 0
+        let source = try loop.addSignal(SIGUSR1) { deliveries += 1 }
+        try source.setRateLimit(RateLimit(interval: .seconds(1), burst: 1))
+        func signalAndWait(until condition: () -> Bool) throws {
+            kill(getpid(), SIGUSR1)
+            // libevent forwards the signal through a socketpair: wait for it.
+            for _ in 0..<10_000 where !condition() {
+                try loop.runUntilIdle()
+                if !condition() { usleep(100) }
+            }
+        }
+        try signalAndWait { deliveries == 1 }
+        try signalAndWait { source.isPaused }
+        #expect(deliveries == 1 && source.isPaused)
+        kill(getpid(), SIGUSR1)
+        try loop.runUntilIdle()
+        try loop.advance(by: .seconds(1))
+        #expect(deliveries == 2, "the signals that came while paused, once")
+        try source.remove()
+        try loop.shutdown()
+    }
 }
 
 @Suite(.ownThread, .timeLimit(.minutes(2))) struct SelfRemovalTests {
