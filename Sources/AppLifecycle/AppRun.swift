@@ -30,6 +30,9 @@ final class AppRun {
     private var deferredHead = 0
     /// App fd sources (parked while suspended).
     var sources: [ObjectIdentifier: AppFileDescriptorSource] = [:]
+    /// App path sources (held while suspended) and repeating idle handlers.
+    var pathSources: [PathSource] = []
+    var idleSources: [IdleSource] = []
     /// Values the app keeps for this run (``RunLocalKey``).
     var locals: [ObjectIdentifier: Any] = [:]
     /// The current background period, while in background.
@@ -58,6 +61,8 @@ final class AppRun {
     func end() -> Int {
         for timer in timers.values { timer.cancelForKill() }
         for source in sources.values { source.removeForKill() }
+        for source in pathSources { source.removeIfNeeded() }
+        for source in idleSources { source.removeIfNeeded() }
         let lost = deferredWork.count - deferredHead
         tasks.removeAll()
         services.removeAll()
@@ -67,6 +72,8 @@ final class AppRun {
         deferredWork.removeAll()
         deferredHead = 0
         sources.removeAll()
+        pathSources.removeAll()
+        idleSources.removeAll()
         locals.removeAll()
         background = nil
         return lost

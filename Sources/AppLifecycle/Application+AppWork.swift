@@ -62,11 +62,13 @@ extension Application {
         for source in currentRun?.sources.values ?? [:].values {
             if let error = source.park() { emit(.appSourceFailed(fileDescriptor: source.fileDescriptor, error: error)) }
         }
+        for source in currentRun?.pathSources ?? [] { source.setHolding(true) }
     }
 
     func resumeAppSources() {
         for source in currentRun?.sources.values ?? [:].values {
             if let error = source.resume() { emit(.appSourceFailed(fileDescriptor: source.fileDescriptor, error: error)) }
         }
+        for source in currentRun?.pathSources ?? [] { source.setHolding(false) }
     }
 }

@@ -163,7 +163,10 @@ static const int CLinux_child_dumped = CLD_DUMPED;
 
 /// posix_spawn (or posix_spawnp when `search_path`) of `path` with `argv`
 /// and `envp` (NULL-terminated), in `directory` (NULL: this one), standard
-/// streams from `in`/`out`/`err` (-1: inherited). The child starts with no
+/// streams from `in`/`out`/`err` (-1: inherited) and no other descriptor
+/// (everything from 3 up is closed in the child, close-on-exec or not, as
+/// Python's subprocess does by default: a pipe's write end left open in a
+/// child keeps its reader from ever seeing the end). The child starts with no
 /// signal blocked and every signal at its default action, whatever this
 /// thread blocks or this process ignores (a loop's threads block signals;
 /// runtimes ignore SIGPIPE). Returns 0 and the pid, or an errno value.
@@ -179,6 +182,7 @@ static inline int CLinux_spawn(const char *path, char *const argv[], char *const
     for (int target = 0; target < 3 && result == 0; target++) {
         if (fds[target] >= 0) result = posix_spawn_file_actions_adddup2(&actions, fds[target], target);
     }
+    if (result == 0) result = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (result == 0 && directory) result = posix_spawn_file_actions_addchdir_np(&actions, directory);
     sigset_t none, all;
     sigemptyset(&none);

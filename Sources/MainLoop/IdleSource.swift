@@ -31,6 +31,12 @@ public final class IdleSource {
         markRemoved()
     }
 
+    /// Stops it unless already removed: idempotent, for cleanup code.
+    public func removeIfNeeded() {
+        hooks.core.preconditionInLoop()
+        markRemoved()
+    }
+
     func markRemoved() { isRemoved = true }
 }
 

@@ -71,6 +71,9 @@ final class LoopCore: @unchecked Sendable {
     weak var scheduler: TimerScheduler?
     /// How many times a rate limit paused a source. Loop thread only.
     var rateLimitPauses = 0
+    /// The inotify descriptor of each priority's path sources, made on
+    /// first use (index = priority). Loop thread only.
+    var pathHubs: [PathWatchHub?] = [nil, nil, nil]
 
     /// Whether the loop runs on the manual clock. Immutable.
     let isDeterministic: Bool

@@ -24,8 +24,10 @@ extension MainRunLoop {
     /// it: ``addChildProcess(pid:priority:handler:)`` in one call.
     ///
     /// The child starts with no signal blocked and every signal at its
-    /// default action, whatever this thread blocks; it inherits no
-    /// descriptor of the loop (they are close-on-exec).
+    /// default action, whatever this thread blocks, and with its three
+    /// standard streams as its only descriptors: everything else is closed
+    /// in the child, close-on-exec or not (a pipe's write end inherited by
+    /// a child would keep the pipe's reader from ever seeing its end).
     ///
     /// - Parameters:
     ///   - executable: a path, or a name looked up in `PATH` (no `/`).

@@ -6,6 +6,10 @@ import TestSupport
 /// Child processes watched through pidfds: each end reported once, with
 /// its status, without touching anyone else's children.
 @Suite(.ownThread, .timeLimit(.minutes(2))) struct ChildProcessTests {
+    /// Where long-running children write: not the test runner's output
+    /// pipe, which a child left behind by a failed test would hold open.
+    static let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+
     /// Runs `loop` until `done` says so (each runOnce waits for something).
     private func run(_ loop: MainRunLoop, until done: () -> Bool) throws {
         while !done() { try loop.runOnce() }
@@ -53,7 +57,7 @@ import TestSupport
         pthread_sigmask(SIG_BLOCK, &blocked, &previous)
         defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         var end: ChildProcessTermination?
-        let source = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["30"]) { end = $0 }
+        let source = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["30"], standardOutput: Self.devNull, standardError: Self.devNull) { end = $0 }
         #expect(kill(source.pid, SIGTERM) == 0)
         try run(loop) { end != nil }
         #expect(end == .killed(signal: SIGTERM, coreDumped: false))
@@ -64,7 +68,7 @@ import TestSupport
     @Test func removingStopsWatchingWithoutReaping() throws {
         let loop = try MainRunLoop()
         var called = false
-        let source = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["30"]) { _ in called = true }
+        let source = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["30"], standardOutput: Self.devNull, standardError: Self.devNull) { _ in called = true }
         try source.remove()
         #expect(throws: MainLoopError.sourceRemoved) { try source.remove() }
         #expect(kill(source.pid, SIGKILL) == 0)
@@ -118,7 +122,7 @@ import TestSupport
     @Test func aRunningChildDoesNotHoldRunAfterStop() throws {
         let loop = try MainRunLoop()
         var end: ChildProcessTermination?
-        let child = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["60"]) { end = $0 }
+        let child = try loop.spawnChildProcess(executable: "/bin/sleep", arguments: ["60"], standardOutput: Self.devNull, standardError: Self.devNull) { end = $0 }
         try loop.addExitHandler { kill(child.pid, SIGTERM) }
         try loop.executeInLoop { loop.stop() }
         try loop.run()
@@ -140,5 +144,23 @@ import TestSupport
         _ = try loop.addChildProcess(pid: pid) { end = $0 }
         try run(loop) { end != nil }
         #expect(end == .exited(code: 4))
+    }
+}
+
+extension ChildProcessTests {
+    /// The child gets its standard streams and nothing else: a pipe's
+    /// write end open here (not close-on-exec) is closed in the child, so
+    /// the child's reader sees end of file when this side closes.
+    @Test func theChildInheritsOnlyItsStandardStreams() throws {
+        let loop = try MainRunLoop()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        var end: ChildProcessTermination?
+        _ = try loop.spawnChildProcess(executable: "/bin/sh", arguments: ["-c", "read line; [ ! -e /proc/self/fd/\(fds[1]) ]"],
+                                       standardInput: fds[0]) { end = $0 }
+        close(fds[1])
+        while end == nil { try loop.runOnce() }
+        #expect(end == .exited(code: 0))
     }
 }
