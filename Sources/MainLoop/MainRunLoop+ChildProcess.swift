@@ -37,6 +37,8 @@ extension MainRunLoop {
     ///   - standardInput: the descriptor the child reads as its stdin; nil inherits.
     ///   - standardOutput: the descriptor the child writes as its stdout; nil inherits.
     ///   - standardError: the descriptor the child writes as its stderr; nil inherits.
+    ///   - priority: the priority the handler runs at.
+    ///   - handler: called once, with how the child ended.
     /// - Throws: ``MainLoopError/system(operation:errno:)`` naming the
     ///   executable when it cannot be started (`ENOENT`, `EACCES`, a missing
     ///   working directory); the errors of `addChildProcess`.

@@ -8,6 +8,7 @@ extension MainRunLoop {
     /// - Parameters:
     ///   - activities: the points to be called at.
     ///   - repeats: false removes the observer after its first call.
+    ///   - handler: called with the activity.
     /// - Throws: ``MainLoopError/shutDown`` after shutdown.
     /// - Precondition: called on the loop thread.
     @discardableResult
