@@ -8,12 +8,14 @@ import PackageDescription
 //   swift run --package-path Examples heartbeat-service [--seconds N]
 //   swift run --package-path Examples template-service --socket /tmp/my.sock
 //   swift run --package-path Examples nio-bridge
+//   swift run --package-path Examples supervisor
 let package = Package(
     name: "MainLoopExamples",
     products: [
         .executable(name: "heartbeat-service", targets: ["HeartbeatService"]),
         .executable(name: "template-service", targets: ["TemplateService"]),
         .executable(name: "nio-bridge", targets: ["NIOBridge"]),
+        .executable(name: "supervisor", targets: ["Supervisor"]),
     ],
     dependencies: [
         .package(name: "MainLoop", path: "../"),
@@ -26,6 +28,14 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "HeartbeatService",
+            dependencies: [
+                .product(name: "MainLoopKit", package: "MainLoop"),
+            ]
+        ),
+        // A supervisor: child processes, rate-limited restarts, a log flushed
+        // before the loop sleeps, exit handlers that stop the children.
+        .executableTarget(
+            name: "Supervisor",
             dependencies: [
                 .product(name: "MainLoopKit", package: "MainLoop"),
             ]

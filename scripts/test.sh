@@ -7,7 +7,7 @@
 #   2b. MainLoopNIO against SwiftNIO's own event-loop tests and ours
 #      (scripts/nio-tests.sh, the NIOTests package), plain and under
 #      ThreadSanitizer;
-#   3. the examples in Examples/, built and run: the heartbeat service, the
+#   3. the examples in Examples/, built and run: the heartbeat service, the supervisor, the
 #      NIO bridge, and the template service under systemd-socket-activate driven by
 #      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
 #      its start-up functions side by side (scripts/check-startup-layout.py),
@@ -84,6 +84,26 @@ example=$(bounded 1m Examples/.build/debug/heartbeat-service --seconds 2)
 echo "$example"
 grep -q 'orientationDidChange "landscapeRight" (merged from 3)' <<<"$example"
 grep -q 'stopped cleanly' <<<"$example"
+
+step "the supervisor: children on pidfds, rate-limited restarts, a log flushed before waiting, exit handlers"
+supervisor=$(bounded 1m Examples/.build/debug/supervisor)
+echo "$supervisor"
+diff <(echo "$supervisor") - <<'EXPECTED'
+supervisor: started steady and flaky #1
+flaky #1 killed by signal 9 (Killed)
+flaky #2 started (restart 1, at once)
+flaky #2 killed by signal 9 (Killed)
+flaky #3 started (restart 2, at once)
+flaky #3 killed by signal 9 (Killed)
+flaky #4 started (restart 3, at once)
+flaky #4 killed by signal 9 (Killed)
+flaky #5 started (restart 4, held by the rate limit until its window ended)
+flaky #5 killed by signal 9 (Killed)
+SIGTERM: stopping
+exit handler: SIGTERM sent to the children still running
+steady killed by signal 15 (Terminated)
+stopped cleanly
+EXPECTED
 
 step "the NIO bridge: a NIO server answered by app code on the main loop, held while suspended"
 bridge=$(bounded 1m Examples/.build/debug/nio-bridge)
