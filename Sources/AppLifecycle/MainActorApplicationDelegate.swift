@@ -64,15 +64,43 @@ extension Application {
         self.mainActorDelegate = mainActorDelegate
     }
 
+    /// An application for a test of a `@MainActor` delegate, in process:
+    /// on a deterministic loop made on the calling thread, inside the
+    /// caller's main-actor code.
+    ///
+    /// `swift test` runs `@MainActor` tests on a thread of its own, not on
+    /// the process's main thread (so ``/MainLoop/MainRunLoop/main`` is not
+    /// theirs to make). This application calls its delegate inside the
+    /// test's own main-actor code instead: drive it (`perform`, `advance`,
+    /// `runUntilIdle`, posts) from the test function without an `await` in
+    /// between, and every delegate call runs synchronously there, checked by
+    /// `MainActor.assumeIsolated`. After an `await` the test may resume on
+    /// another thread, where the loop refuses to run (its precondition
+    /// says why).
+    /// - Throws: ``/MainLoop/MainLoopError`` when the loop or the
+    ///   application's inbox cannot be made.
+    @MainActor
+    public static func testingMainActorDelegate(_ mainActorDelegate: any MainActorApplicationDelegate,
+                                                configuration: LifecycleConfiguration = LifecycleConfiguration(),
+                                                limits: CoalescingLimits = CoalescingLimits()) throws(MainLoopError) -> Application {
+        let application = try Application(loop: MainRunLoop(deterministic: true), configuration: configuration,
+                                          limits: limits)
+        application.delegate = MainActorDelegateAdapter(mainActorDelegate)
+        return application
+    }
+
     /// The app's `@MainActor` delegate (it is ``delegate``, seen through
     /// the main actor); nil when there is none or the delegate is a plain
     /// ``ApplicationDelegate``.
-    /// - Precondition: the application runs on ``/MainLoop/MainRunLoop/main``.
+    /// - Precondition: the application runs on ``/MainLoop/MainRunLoop/main``
+    ///   (or was made by ``testingMainActorDelegate(_:configuration:limits:)``).
     @MainActor
     public var mainActorDelegate: (any MainActorApplicationDelegate)? {
         get { (delegate as? MainActorDelegateAdapter)?.target }
         set {
-            precondition(loop.runsMainQueue, "a @MainActor delegate needs an application on MainRunLoop.main (the main thread)")
+            precondition(loop.runsMainQueue || (loop.isDeterministic && delegate is MainActorDelegateAdapter),
+                         "a @MainActor delegate needs an application on MainRunLoop.main (the main thread), or one made by "
+                         + "Application.testingMainActorDelegate(_:) in a test")
             delegate = newValue.map(MainActorDelegateAdapter.init)
         }
     }
