@@ -19,6 +19,14 @@ let package = Package(
             name: "CRawLibevent",
             linkerSettings: [.linkedLibrary("event_core"), .linkedLibrary("event_pthreads")]
         ),
+        // GLib, libuv and sd-event doing what MainLoop's rows of the same
+        // name do (Debian's libglib2.0-dev, libuv1-dev, libsystemd-dev).
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0"),
+        .target(
+            name: "CLoopPeers",
+            dependencies: ["CGLib"],
+            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("systemd"), .linkedLibrary("glib-2.0")]
+        ),
         .executableTarget(
             name: "DispatchBenchmarks",
             dependencies: [
@@ -32,6 +40,7 @@ let package = Package(
             name: "compare",
             dependencies: [
                 "CRawLibevent",
+                "CLoopPeers",
                 .product(name: "MainLoopKit", package: "MainLoop"),
                 .product(name: "MainLoopNIO", package: "MainLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),

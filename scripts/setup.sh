@@ -10,7 +10,9 @@
 # (the upower, iio-sensors-proxy and logind templates GNOME and systemd
 # test their own clients with), and umockdev with its GObject bindings (a
 # testbed /sys and uevents for the accessory and screen sources, as upower
-# and iio-sensor-proxy test themselves).
+# and iio-sensor-proxy test themselves). libuv1-dev and libglib2.0-dev are
+# the loops the benchmarks measure MainLoop beside (Benchmarks/, never the
+# package's products).
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 missing=()
@@ -23,6 +25,8 @@ dpkg -s libsystemd-dev >/dev/null 2>&1 || missing+=(libsystemd-dev)
 /usr/bin/python3 -c 'import dbusmock' 2>/dev/null || missing+=(python3-dbusmock)
 [ -x /usr/bin/umockdev-wrapper ] || missing+=(umockdev)
 /usr/bin/python3 -c "import gi; gi.require_version('UMockdev', '1.0')" 2>/dev/null || missing+=(gir1.2-umockdev-1.0 python3-gi)
+dpkg -s libuv1-dev >/dev/null 2>&1 || missing+=(libuv1-dev)
+dpkg -s libglib2.0-dev >/dev/null 2>&1 || missing+=(libglib2.0-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

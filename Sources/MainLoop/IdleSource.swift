@@ -10,8 +10,10 @@
 public final class IdleSource {
     /// Whether it runs every time the loop idles (false: once).
     public let repeats: Bool
-    /// Whether it was removed (by ``remove()``, after its one run, or at shutdown).
-    public private(set) var isRemoved = false
+    /// Whether it was removed (by ``remove()``, after its one run, or at
+    /// shutdown). Read on every idle pass, hence unchecked (the idle pass
+    /// row of `compare`).
+    @exclusivity(unchecked) public private(set) var isRemoved = false
 
     let handler: () -> Void
     /// Held strongly; the loop's shutdown empties the hooks, which ends the cycle.
@@ -37,7 +39,11 @@ public final class IdleSource {
         markRemoved()
     }
 
-    func markRemoved() { isRemoved = true }
+    func markRemoved() {
+        guard !isRemoved else { return }
+        isRemoved = true
+        hooks.idleSourceRemoved()
+    }
 }
 
 @available(*, unavailable)

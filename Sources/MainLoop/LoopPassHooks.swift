@@ -10,22 +10,28 @@ import CLibevent
 /// over what was there when the walk began, and removed entries are marked
 /// and dropped between walks, so nothing is skipped, run twice or freed
 /// while it runs.
+///
+/// The fields read on every pass are `@exclusivity(unchecked)`: the loop's
+/// one-thread rule is the guarantee, and the runtime's checks were a tenth
+/// of a pass (the idle pass row of `compare`, beside libuv's).
 final class LoopPassHooks {
     let core: LoopCore
 
-    private var observers: [LoopObserver] = []
+    @exclusivity(unchecked) private var observers: [LoopObserver] = []
     /// The activities some installed observer asked for.
-    private var observed: LoopActivity = []
+    @exclusivity(unchecked) private var observed: LoopActivity = []
     /// Observers marked removed and not yet dropped from `observers`.
-    private var removedObservers = 0
+    @exclusivity(unchecked) private var removedObservers = 0
     /// Whether `notify` is walking `observers` (drop removed ones after).
-    private var notifying = 0
+    @exclusivity(unchecked) private var notifying = 0
 
-    private var idleSources: [IdleSource] = []
+    @exclusivity(unchecked) private var idleSources: [IdleSource] = []
+    /// Idle sources marked removed and not yet dropped from `idleSources`.
+    @exclusivity(unchecked) private var removedIdleSources = 0
     /// The next idle handler of the round in progress and where the round
     /// ends (handlers added during a round wait for the next); nil between
     /// rounds.
-    private var idleRound: (next: Int, end: Int)?
+    @exclusivity(unchecked) private var idleRound: (next: Int, end: Int)?
 
     private var exitHandlers: [ExitHandler] = []
     private var exitSequence: UInt64 = 0
@@ -94,16 +100,22 @@ final class LoopPassHooks {
     /// Whether an idle handler waits to run.
     var hasIdleWork: Bool { idleRound != nil || !idleSources.isEmpty }
 
+    /// An idle source was removed (it is dropped before the next round).
+    func idleSourceRemoved() { removedIdleSources += 1 }
+
     /// Runs idle handlers, in the order added, until one makes work ready
-    /// (`workIsReady`) or every handler of the round has run once. A round
-    /// cut short goes on where it stopped the next time the loop idles, so
-    /// a handler that posts work every time cannot starve those after it.
-    func runIdleHandlers(workIsReady: () -> Bool) {
+    /// or every handler of the round has run once. A round cut short goes
+    /// on where it stopped the next time the loop idles, so a handler that
+    /// posts work every time cannot starve those after it.
+    func runIdleHandlers() {
         var round: (next: Int, end: Int)
         if let inProgress = idleRound {
             round = inProgress
         } else {
-            idleSources.removeAll(where: \.isRemoved)
+            if removedIdleSources > 0 {
+                idleSources.removeAll(where: \.isRemoved)
+                removedIdleSources = 0
+            }
             guard !idleSources.isEmpty else { return }
             round = (0, idleSources.count)
         }
@@ -115,7 +127,7 @@ final class LoopPassHooks {
             idleRound = round
             measure(.idle) { source.handler() }
             if core.isShutDown { return }
-            if workIsReady() { break }
+            if core.hasActiveEvents { break }
         }
         idleRound = round.next < round.end ? round : nil
     }
@@ -160,6 +172,7 @@ final class LoopPassHooks {
         exitHandlers.removeAll()
         observed = []
         idleRound = nil
+        removedIdleSources = 0
     }
 
     private func measure(_ kind: LoopSourceKind, _ body: () -> Void) {

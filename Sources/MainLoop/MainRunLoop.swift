@@ -407,7 +407,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// after-waiting ones.
     private func prepareToWait(_ hooks: LoopPassHooks, announcesWait: Bool = true) {
         if hooks.hasIdleWork, !core.hasActiveEvents {
-            hooks.runIdleHandlers { [core] in core.hasActiveEvents }
+            hooks.runIdleHandlers()
             timers.activateIfDue()
         }
         guard announcesWait, !core.hasActiveEvents, !core.isShutDown else { return }

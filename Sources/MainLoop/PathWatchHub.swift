@@ -16,6 +16,9 @@ final class PathWatchHub: LoopRegistered {
     /// The sources using each watch descriptor.
     private var watchers: [Int32: [PathSource]] = [:]
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// The sources a batch touched, kept between batches (no allocation
+    /// per batch in steady state).
+    private var touched: [PathSource] = []
 
     /// Every change any source may want, and the watched directory's own
     /// removal (the sources then find their way again).
@@ -62,7 +65,7 @@ final class PathWatchHub: LoopRegistered {
     }
 
     private func readEvents() {
-        var touched: [PathSource] = []
+        touched.removeAll(keepingCapacity: true)
         var overflowed = false
         for _ in 0..<Self.readsPerTurn {
             let count = buffer.withUnsafeMutableBytes { read(inotifyFD, $0.baseAddress, $0.count) }
@@ -97,7 +100,8 @@ final class PathWatchHub: LoopRegistered {
         }
         // Delivered after the batch is read: handlers may add and remove
         // sources (themselves included) while they run.
-        for source in touched where !source.isRemoved { source.deliverPending() }
+        for index in touched.indices where !touched[index].isRemoved { touched[index].deliverPending() }
+        touched.removeAll(keepingCapacity: true)
     }
 
     func releaseLoopResources() {

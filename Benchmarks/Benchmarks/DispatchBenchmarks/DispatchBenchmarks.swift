@@ -176,6 +176,70 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(counter.value)
     }
 
+    // MARK: around a pass, idle work, path events
+
+    Benchmark("idle pass, one idle handler") { benchmark in
+        let loop = try MainRunLoop()
+        let counter = Counter()
+        let idle = try loop.addIdle { counter.value &+= 1 }
+        try loop.runUntilIdle()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { try loop.runUntilIdle() }
+        benchmark.stopMeasurement()
+        try idle.remove()
+        blackHole(counter.value)
+    }
+
+    Benchmark("fd readiness dispatch on a pipe, an observer of every activity") { benchmark in
+        let loop = try MainRunLoop()
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        var byte: UInt8 = 1
+        let counter = Counter()
+        let observer = try loop.addObserver(activities: .all) { _ in counter.value &+= 1 }
+        let source = try loop.addFileDescriptor(fds[0], interest: .read) { _ in
+            var sink: UInt8 = 0
+            _ = read(fds[0], &sink, 1)
+            counter.value &+= 1
+        }
+        _ = write(fds[1], &byte, 1)
+        try loop.runOnce()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            _ = write(fds[1], &byte, 1)
+            try loop.runOnce()
+        }
+        benchmark.stopMeasurement()
+        try source.remove()
+        try observer.remove()
+        blackHole(counter.value)
+    }
+
+    Benchmark("path event: a watched file rewritten") { benchmark in
+        let loop = try MainRunLoop()
+        var template = Array("/tmp/mainloop-bench-XXXXXX".utf8CString)
+        let directory = String(cString: mkdtemp(&template)!)
+        let file = directory + "/state"
+        defer { unlink(file); rmdir(directory) }
+        let counter = Counter()
+        let source = try loop.addPath(file, events: .modified) { _ in counter.value &+= 1 }
+        let fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        var byte: UInt8 = 1
+        // One write is one IN_MODIFY: wait for its delivery each time.
+        func rewrite() throws {
+            let before = counter.value
+            _ = pwrite(fd, &byte, 1, 0)
+            while counter.value == before { try loop.runOnce() }
+        }
+        for _ in 0..<10 { try rewrite() }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { try rewrite() }
+        benchmark.stopMeasurement()
+        try source.remove()
+    }
+
     // MARK: notifications
 
     for observers in [1, 16] {

@@ -12,8 +12,14 @@ final class MainLoopFdBench {
     private var sources: [FileDescriptorSource] = []
     private var next = 0
 
-    init(fds: Int) throws {
+    /// `observed`: an observer of every pass activity is installed (what
+    /// observers cost per pass when someone uses them).
+    init(fds: Int, observed: Bool = false) throws {
         loop = try MainRunLoop()
+        if observed {
+            let calls = Counter()
+            try loop.addObserver(activities: .all) { _ in calls.value &+= 1 }
+        }
         for _ in 0..<fds {
             let fd = benchmark_eventfd()
             descriptors.append(fd)

@@ -154,8 +154,8 @@ extension MainLoopContenders {
 
     /// fd readiness dispatch, one ready of `fds` eventfds (syscalls included),
     /// like the raw libevent row.
-    static func fdDispatch(fds: Int, rounds: Int) throws -> Double {
-        let bench = try MainLoopFdBench(fds: fds)
+    static func fdDispatch(fds: Int, rounds: Int, observed: Bool = false) throws -> Double {
+        let bench = try MainLoopFdBench(fds: fds, observed: observed)
         let elapsed = try bench.run(rounds: rounds)
         try bench.close()
         return elapsed / Double(rounds)

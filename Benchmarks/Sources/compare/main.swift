@@ -54,6 +54,8 @@ let probes: [String: (Int) throws -> Void] = [
     "flush": { _ = try MainLoopContenders.resumeFlush(subjects: 100_000, resumes: $0) },
     "cycle": { _ = try MainLoopContenders.lifecycleCycles($0) },
     "fd": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0) },
+    "fd-observed": { _ = try MainLoopContenders.fdDispatch(fds: 1000, rounds: $0, observed: true) },
+    "idle": { _ = try LoopSourceContenders.mainLoopIdlePass($0) },
     // Calls to an actor on `loop.executor`, or on a SwiftNIO loop's executor.
     "actor-mainloop": { try ActorContenders.oneSide(.mainLoop, calls: $0) },
     "actor-nio": { try ActorContenders.oneSide(.nio, calls: $0) },
@@ -206,7 +208,10 @@ let contenders: [Contender] = ([
         PeerContenders.notificationQueueCoalescing(events: million / 16)
     },
     Contender(name: "Foundation RunLoop.perform") { PeerContenders.runLoopPerform(events: million / 16) },
-]).filter { contender in
+    Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000, an observer of every activity") {
+        try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16, observed: true)
+    },
+] + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 64)).filter { contender in
     contender.name == typedName || (only.map { $0.contains { contender.name.contains($0) } } ?? true)
 }
 
