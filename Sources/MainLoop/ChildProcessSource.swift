@@ -109,8 +109,10 @@ public final class ChildProcessSource: LoopRegistered {
     func releaseLoopResources() {
         guard !isRemoved else { return }
         isRemoved = true
+        // The descriptor source stays allocated (its callback may be the one
+        // running): it is freed with this source, which the loop keeps
+        // until the current callback is over.
         readable?.releaseLoopResources()
-        readable = nil
         close(pidfd)
         pidfd = -1
     }

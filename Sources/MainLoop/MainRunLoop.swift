@@ -355,14 +355,15 @@ public final class MainRunLoop: @unchecked Sendable {
     /// another thread). Run the main loop from a synchronous `main()`, with
     /// async code in ``runMain(_:)`` or a `Task`.
     /// - Throws: ``MainLoopError/shutDown`` after shutdown,
-    ///   ``MainLoopError/reentrantDispatch`` from a callback.
+    ///   ``MainLoopError/reentrantDispatch`` from a callback,
+    ///   ``MainLoopError/system(operation:errno:)`` when libevent cannot wait.
     @available(*, noasync, message: "run() blocks its thread until stop(): call it from a synchronous main() (an async main never runs the main loop); for async code use MainRunLoop.runMain { ... } or start a Task before run()")
     public func run() throws(MainLoopError) {
         let stoppedBeforeStart = try !begin(.running)
         defer { end() }
         guard let base = core.base else { return }
         core.passHooks?.notify(.entry)
-        if !stoppedBeforeStart { runPasses(base) }
+        if !stoppedBeforeStart { try runPasses(base) }
         runExitWork(base)
         core.passHooks?.notify(.exit)
     }
@@ -370,16 +371,19 @@ public final class MainRunLoop: @unchecked Sendable {
     /// `run()`'s passes, until a stop is requested. Without pass hooks, the
     /// loop stays inside libevent's own loop (nothing to call between its
     /// passes); the first hook added ends that, and passes go on one by one.
-    private func runPasses(_ base: OpaquePointer) {
+    /// - Throws: ``MainLoopError/system(operation:errno:)`` when libevent's
+    ///   wait fails (epoll refused): a loop that cannot wait cannot run.
+    private func runPasses(_ base: OpaquePointer) throws(MainLoopError) {
         while !stopRequested.load(ordering: .acquiring), !core.isShutDown {
             if let hooks = core.passHooks {
-                runPass(base, hooks, endsOnStop: true)
+                try runPass(base, hooks, endsOnStop: true)
             } else {
                 timers.activateIfDue()
                 timers.rearm()
                 core.inLibeventLoop = true
-                _ = CLibevent_loop_forever(base)
+                let result = CLibevent_loop_forever(base)
                 core.inLibeventLoop = false
+                if result < 0 { throw systemError("event_base_loop") }
             }
         }
     }
@@ -389,7 +393,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// dispatches everything ready. `endsOnStop`: a stop requested by a
     /// hook ends the pass before the wait (`run()`; libevent's own
     /// `loopbreak` would be forgotten by the next `event_base_loop`).
-    private func runPass(_ base: OpaquePointer, _ hooks: LoopPassHooks, endsOnStop: Bool) {
+    private func runPass(_ base: OpaquePointer, _ hooks: LoopPassHooks, endsOnStop: Bool) throws(MainLoopError) {
         core.noteWake()
         hooks.notify(.beforeTimers)
         timers.activateIfDue()
@@ -398,8 +402,9 @@ public final class MainRunLoop: @unchecked Sendable {
         if endsOnStop, stopRequested.load(ordering: .acquiring) { return }
         if core.isShutDown { return }
         timers.rearm()
-        _ = CLibevent_loop_once(base)
+        let result = CLibevent_loop_once(base)
         core.noteWake()
+        if result < 0 { throw systemError("event_base_loop") }
     }
 
     /// When nothing is ready: the idle handlers, then (if they made nothing
@@ -430,15 +435,16 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Waits until something is ready (real clock only), then runs what is
     /// ready, highest priority first, and returns.
     /// - Throws: ``MainLoopError/notDeterministic`` on a manual-clock loop,
-    ///   ``MainLoopError/shutDown``, ``MainLoopError/reentrantDispatch``.
+    ///   ``MainLoopError/shutDown``, ``MainLoopError/reentrantDispatch``,
+    ///   ``MainLoopError/system(operation:errno:)`` when libevent cannot wait.
     public func runOnce() throws(MainLoopError) {
         guard !isDeterministic else { throw .notDeterministic }
         guard try begin(.dispatching), let base = core.base else { return }
         defer { end() }
-        if let hooks = core.passHooks { return runPass(base, hooks, endsOnStop: false) }
+        if let hooks = core.passHooks { return try runPass(base, hooks, endsOnStop: false) }
         timers.activateIfDue()
         timers.rearm()
-        _ = CLibevent_loop_once(base)
+        if CLibevent_loop_once(base) < 0 { throw systemError("event_base_loop") }
     }
 
     /// Runs everything that is ready now (posted work, due timers, ready fds,

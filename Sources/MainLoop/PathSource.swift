@@ -43,6 +43,9 @@ public final class PathSource: LoopRegistered {
     private var pending: [PathEvent] = []
     /// Set when the watch must be set up again after this batch.
     private var needsReattach = false
+    /// Set when no directory on the way can be watched any more: the
+    /// source ends once its last events are delivered.
+    private var giveUpAfterDelivery = false
     /// Whether the watched file exists, as far as the events tell (so that
     /// its directory's removal or rename reports it gone only if it was there).
     private var fileExists = false
@@ -162,9 +165,11 @@ public final class PathSource: LoopRegistered {
             return
         }
         if watched.directory != target {
-            // Waiting for a directory on the way: anything appearing in the
-            // ancestor may be it.
-            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { needsReattach = true }
+            // Waiting for a directory on the way: the next one toward the
+            // target appeared (whatever else appears there is not ours).
+            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, eventName == Self.nextComponent(from: watched.directory, to: target) {
+                needsReattach = true
+            }
             return
         }
         guard name == nil || eventName == name else { return }
@@ -196,8 +201,10 @@ public final class PathSource: LoopRegistered {
             detach()
             if attach() != nil {
                 // Nothing on the way can be watched now (a permission
-                // changed): say so once; the handler can add the source again.
+                // changed): one overflow says so, and the source is removed
+                // (`isRemoved`); the handler may add it again.
                 add(PathEvent(.overflow, name: ""))
+                giveUpAfterDelivery = true
             } else if wasWaiting, watched?.directory == target {
                 // Arrived: what may have appeared before the watch did.
                 reportExisting()
@@ -210,6 +217,10 @@ public final class PathSource: LoopRegistered {
             let event = pending.removeFirst()
             core.workCounter &+= 1
             handler(event)
+        }
+        if giveUpAfterDelivery, pending.isEmpty, !isRemoved {
+            releaseLoopResources()
+            core.unregister(self)
         }
     }
 
@@ -267,6 +278,13 @@ public final class PathSource: LoopRegistered {
             parts.append(part)
         }
         return "/" + parts.joined(separator: "/")
+    }
+
+    /// The name in `ancestor` on the way to `path`: ("/a", "/a/b/c") → "b".
+    static func nextComponent(from ancestor: String, to path: String) -> String? {
+        let prefix = ancestor == "/" ? "/" : ancestor + "/"
+        guard path.hasPrefix(prefix) else { return nil }
+        return path.dropFirst(prefix.count).split(separator: "/").first.map(String.init)
     }
 
     /// "/a/b/c" → ("/a/b", "c"); "/c" → ("/", "c").

@@ -12,11 +12,13 @@ import MainLoop
 /// | `mainloop_loop_lag_seconds` | timer | |
 /// | `mainloop_loop_queue_depth` | gauge | |
 /// | `mainloop_loop_hangs_total` | counter | |
+/// | `mainloop_loop_rate_limit_pauses_total` | counter | |
 ///
 /// Every callback is measured (``/MainLoop/MainRunLoop/startMonitoring(hangThreshold:onHang:onDispatch:)``)
 /// and recorded into the backend on the loop thread, so the backend's cost
 /// is paid per callback. Loop lag is how late a probe posted at app priority
-/// runs, once per `probeInterval`; the queue depth is sampled then too.
+/// runs, once per `probeInterval`; the queue depth and the rate limits'
+/// pauses (``/MainLoop/MainRunLoop/rateLimitPauses``) are sampled then too.
 /// Loop thread only.
 public final class LoopMetrics {
     /// The loop's monitor (hang detection and counts).
@@ -53,9 +55,14 @@ public final class LoopMetrics {
         })
         let lag = CoreMetrics.Timer(label: "mainloop_loop_lag_seconds")
         let depth = Gauge(label: "mainloop_loop_queue_depth")
+        let pauses = Counter(label: "mainloop_loop_rate_limit_pauses_total")
+        pauses.increment(by: 0)
+        var pausesReported = 0
         probe = loop.scheduleTimer(after: probeInterval, repeating: probeInterval) { [weak loop] in
             guard let loop else { return }
             depth.record(loop.queuedWorkCount)
+            pauses.increment(by: loop.rateLimitPauses - pausesReported)
+            pausesReported = loop.rateLimitPauses
             let posted = loop.now
             do {
                 try loop.executeInLoop(priority: .app) { [weak loop] in

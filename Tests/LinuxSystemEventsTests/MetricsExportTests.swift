@@ -107,6 +107,7 @@ enum PrometheusText {
         #expect(value("mainloop_loop_queue_depth") != nil)
         #expect(value("mainloop_socket_errors_total", ["type": "malformed"]) == 1)
         #expect(value("mainloop_loop_hangs_total") == 0)
+        #expect(value("mainloop_loop_rate_limit_pauses_total") == 0)
 
         let printed = try BuiltTool.run(["ctl", "--socket", service.socket, "metrics"])
         #expect(printed.status == 0)
