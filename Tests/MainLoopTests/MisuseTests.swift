@@ -1,3 +1,4 @@
+import Glibc
 import MainLoop
 import Testing
 import TestSupport
@@ -13,6 +14,25 @@ import TestSupport
         #expect(throws: MainLoopError.shutDown) { try loop.shutdown() }
         #expect(throws: MainLoopError.shutDown) { try loop.runUntilIdle() }
         loop.stop()  // nothing to stop: no error, no effect
+    }
+
+    /// A descriptor that is not open is refused with the kernel's answer,
+    /// and the loop goes on. (The highest number the process may open,
+    /// which nothing here opens: a number just closed could be handed to a
+    /// test running beside this one.)
+    @Test func aClosedDescriptorIsRefused() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let closed = Int32(limit.rlim_cur - 1)
+        try #require(fcntl(closed, F_GETFD) == -1)
+        #expect(throws: MainLoopError.system(operation: "event_add for fd \(closed)", errno: EBADF)) {
+            try loop.addFileDescriptor(closed, interest: .read) { _ in }
+        }
+        var ran = false
+        try loop.executeInLoop { ran = true }
+        try loop.runUntilIdle()
+        #expect(ran)
     }
 
     @Test func stopIsIdempotentAndConsumedByRun() throws {
