@@ -37,7 +37,7 @@ extension ControlServer {
     /// is removed at stop while still locked; a claim that locked a file
     /// someone removed meanwhile (it no longer is the one at the path)
     /// tries again.
-    static func claimPath(_ path: String) throws(MainLoopError) -> Int32 {
+    static func claimPath(_ path: String) throws(SocketError) -> Int32 {
         let lockPath = path + ".lock"
         for _ in 0..<8 {
             let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -81,7 +81,7 @@ extension ControlServer {
     /// that accepts a connection belongs to a live process, and a file of
     /// another kind is not ours to remove. A stale socket is left for the
     /// rename that replaces it.
-    static func refuseLiveOrForeignFile(at path: String) throws(MainLoopError) {
+    static func refuseLiveOrForeignFile(at path: String) throws(SocketError) {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         guard status.st_mode & S_IFMT == S_IFSOCK else {
@@ -114,7 +114,7 @@ extension ControlServer {
     ///   also why a private parent needs neither. On an error nothing is
     ///   left behind.
     static func bindAndPlace(_ fd: Int32, at path: String,
-                             mode: mode_t) throws(MainLoopError) -> (identity: FileIdentity, staging: String?) {
+                             mode: mode_t) throws(SocketError) -> (identity: FileIdentity, staging: String?) {
         let (parent, _) = AtomicFile.split(path)
         removeStagingOfDeadServers(in: parent)
         let pid = String(getpid(), radix: 16)
@@ -131,7 +131,7 @@ extension ControlServer {
             throw .system(operation: "creating a private directory in \(parent)", errno: errno)
         }
         let staging = String(cString: created)
-        do throws(MainLoopError) {
+        do throws(SocketError) {
             guard chmod(staging, 0o700) == 0 else { throw .system(operation: "chmod \(staging)", errno: errno) }
             let staged = staging + "/s"
             guard try bind(fd, to: staged, naming: path) else {
@@ -155,7 +155,7 @@ extension ControlServer {
     }
 
     /// Binds `fd` to `staged`. - Returns: false when the name is taken.
-    private static func bind(_ fd: Int32, to staged: String, naming path: String) throws(MainLoopError) -> Bool {
+    private static func bind(_ fd: Int32, to staged: String, naming path: String) throws(SocketError) -> Bool {
         guard let bound = UnixSocketAddress.with(staged, { Glibc.bind(fd, $0, $1) }) else {
             throw .system(operation: "socket path \(staged) longer than \(UnixSocketAddress.maxPathBytes - 1) bytes",
                           errno: ENAMETOOLONG)
@@ -168,16 +168,16 @@ extension ControlServer {
     /// Listens on the socket bound at `staged`, gives it `mode` and renames
     /// it to `path`; on an error the staged socket is removed.
     private static func place(_ fd: Int32, from staged: String, at path: String,
-                              mode: mode_t) throws(MainLoopError) -> FileIdentity {
+                              mode: mode_t) throws(SocketError) -> FileIdentity {
         // Listening before the rename: once the path names the socket, a
         // client's connect succeeds (and a probe sees it live).
         guard listen(fd, 64) == 0 else {
-            let error = MainLoopError.system(operation: "listen on \(path)", errno: errno)
+            let error = SocketError.system(operation: "listen on \(path)", errno: errno)
             unlink(staged)
             throw error
         }
         guard chmod(staged, mode) == 0, let identity = FileIdentity(path: staged), rename(staged, path) == 0 else {
-            let error = MainLoopError.system(operation: "placing the socket at \(path)", errno: errno)
+            let error = SocketError.system(operation: "placing the socket at \(path)", errno: errno)
             unlink(staged)
             throw error
         }

@@ -123,15 +123,15 @@ public final class ControlServer {
     public convenience init(loop: MainRunLoop, path: String, mode: mode_t = 0o600, maxLineBytes: Int = 64 * 1024,
                             maxConnections: Int = 64, maxPendingReplyBytes: Int = 1 << 20,
                             idleTimeout: Duration = .seconds(60), evictionGrace: Duration = .seconds(1),
-                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(SocketError) {
         let claim = try Self.claimPath(path)
         let fd: Int32
         let identity: FileIdentity
         let staging: String?
-        do throws(MainLoopError) {
+        do throws(SocketError) {
             try Self.refuseLiveOrForeignFile(at: path)
             fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw MainLoopError.system(operation: "socket(AF_UNIX)", errno: errno) }
+            guard fd >= 0 else { throw SocketError.system(operation: "socket(AF_UNIX)", errno: errno) }
             do {
                 (identity, staging) = try Self.bindAndPlace(fd, at: path, mode: mode)
             } catch {
@@ -177,7 +177,7 @@ public final class ControlServer {
                             maxLineBytes: Int = 64 * 1024, maxConnections: Int = 64,
                             maxPendingReplyBytes: Int = 1 << 20, idleTimeout: Duration = .seconds(60),
                             evictionGrace: Duration = .seconds(1),
-                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+                            logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(SocketError) {
         try SocketActivation.checkListeningUnixStream(fileDescriptor)
         let flags = fcntl(fileDescriptor, F_GETFL)
         guard flags >= 0, fcntl(fileDescriptor, F_SETFL, flags | O_NONBLOCK) == 0,
@@ -193,7 +193,7 @@ public final class ControlServer {
     private init(loop: MainRunLoop, listening listenFD: Int32, path: String, identity: FileIdentity?, claim: Int32?,
                  maxLineBytes: Int, maxConnections: Int, maxPendingReplyBytes: Int,
                  idleTimeout: Duration, evictionGrace: Duration,
-                 logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(MainLoopError) {
+                 logger: Logger, handler: @escaping (JSONValue) -> JSONObject) throws(SocketError) {
         self.loop = loop
         self.path = path
         self.maxLineBytes = maxLineBytes
@@ -220,7 +220,7 @@ public final class ControlServer {
             close(listenFD)
             identity?.unlinkIfStill(at: path)
             if let claim { Self.releaseClaim(claim, of: path) }
-            throw error
+            throw .loop(error)
         }
     }
 

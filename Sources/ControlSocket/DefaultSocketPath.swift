@@ -11,9 +11,10 @@ public enum DefaultSocketPath {
     /// `creating` and missing, and in any case verified when it exists: a
     /// real directory (not a symlink), owned by this user, with no access
     /// for group or others.
-    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` naming the
+    /// - Throws: ``SocketError/system(operation:errno:)`` when the directory
+    ///   cannot be made or checked, ``SocketError/refused(_:)`` naming the
     ///   directory and what is wrong with it.
-    public static func resolve(creating: Bool) throws(MainLoopError) -> String {
+    public static func resolve(creating: Bool) throws(SocketError) -> String {
         if let runtime = environment("XDG_RUNTIME_DIR") { return runtime + "/mainloop.sock" }
         let base = environment("TMPDIR") ?? "/tmp"
         let directory = base + "/mainloop-\(geteuid())"
@@ -29,7 +30,7 @@ public enum DefaultSocketPath {
         return directory + "/mainloop.sock"
     }
 
-    private static func verifyPrivate(_ directory: String, _ status: stat) throws(MainLoopError) {
+    private static func verifyPrivate(_ directory: String, _ status: stat) throws(SocketError) {
         let problem: String?
         if status.st_mode & S_IFMT != S_IFDIR {
             problem = "it is not a directory (a symlink or another file)"

@@ -22,9 +22,9 @@ public enum SocketActivation {
     /// were (the variables are unset or meant for another process). The
     /// variables are removed from the environment, so children do not
     /// mistake them for theirs; the descriptors are marked close-on-exec.
-    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` for malformed
+    /// - Throws: ``SocketError/invalidConfiguration(_:)`` for malformed
     ///   variables.
-    public static func takePassedSockets() throws(MainLoopError) -> [PassedSocket] {
+    public static func takePassedSockets() throws(SocketError) -> [PassedSocket] {
         let passed = try parse(pid: ProcessEnvironment.value("LISTEN_PID"), fds: ProcessEnvironment.value("LISTEN_FDS"),
                                names: ProcessEnvironment.value("LISTEN_FDNAMES"), ownPID: getpid())
         for variable in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(variable) }
@@ -33,7 +33,7 @@ public enum SocketActivation {
     }
 
     /// The parsing of ``takePassedSockets()``, testable.
-    public static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t) throws(MainLoopError) -> [PassedSocket] {
+    public static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t) throws(SocketError) -> [PassedSocket] {
         guard let pid, let fds else { return [] }
         guard let owner = Int32(pid), owner > 0 else {
             throw .invalidConfiguration("LISTEN_PID='\(pid)' is not a process id")
@@ -54,7 +54,7 @@ public enum SocketActivation {
     /// The control socket among the passed ones: the one named `name`,
     /// else the only one. Nil when none were passed.
     /// - Throws: when several were passed and none is named `name`.
-    public static func controlSocket(in passed: [PassedSocket], named name: String = "control") throws(MainLoopError) -> Int32? {
+    public static func controlSocket(in passed: [PassedSocket], named name: String = "control") throws(SocketError) -> Int32? {
         if passed.isEmpty { return nil }
         if let named = passed.first(where: { $0.name == name }) { return named.fileDescriptor }
         if passed.count == 1 { return passed[0].fileDescriptor }
@@ -62,7 +62,7 @@ public enum SocketActivation {
     }
 
     /// Fails unless `fileDescriptor` is a listening Unix-domain stream socket.
-    public static func checkListeningUnixStream(_ fileDescriptor: Int32) throws(MainLoopError) {
+    public static func checkListeningUnixStream(_ fileDescriptor: Int32) throws(SocketError) {
         var status = stat()
         guard fstat(fileDescriptor, &status) == 0 else {
             throw .system(operation: "the passed descriptor \(fileDescriptor) is not open", errno: errno)
@@ -70,7 +70,7 @@ public enum SocketActivation {
         guard status.st_mode & S_IFMT == S_IFSOCK else {
             throw .invalidConfiguration("the passed descriptor \(fileDescriptor) is not a socket")
         }
-        func option(_ name: Int32) throws(MainLoopError) -> Int32 {
+        func option(_ name: Int32) throws(SocketError) -> Int32 {
             var value: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fileDescriptor, SOL_SOCKET, name, &value, &length) == 0 else {

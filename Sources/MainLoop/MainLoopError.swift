@@ -1,17 +1,15 @@
 import Glibc
 
-/// Errors of a ``MainRunLoop``, its sources and the parts built on them,
-/// in three families:
+/// Errors of a ``MainRunLoop`` and its sources, in three families (the
+/// parts built on the loop have their own: the sockets' `SocketError`, the
+/// application's `LifecycleError`, ...):
 ///
 /// - **a system call failed**: ``system(operation:errno:)``, with the
 ///   operation and the kernel's `errno`;
-/// - **a setting is wrong**: ``invalidConfiguration(_:)`` (an environment
-///   variable or an option that is malformed), ``refused(_:)`` (what the
-///   call would do is unsafe or not allowed: a path that is not a socket, a
-///   directory others can write);
+/// - **an argument is out of range**: ``invalidArgument(_:)``;
 /// - **the loop is used wrongly**: ``shutDown``, ``sourceRemoved``,
 ///   ``notDeterministic``, ``reentrantDispatch``, ``signalReserved(signal:owner:)``,
-///   ``notChildProcess(pid:)``, ``invalidArgument(_:)``.
+///   ``notChildProcess(pid:)``.
 ///
 /// Every misuse the loop can detect at run time is reported with one of
 /// these, never by crashing silently. (Calling a loop-only method from
@@ -29,13 +27,6 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     case reentrantDispatch
     /// libevent or the kernel refused an operation (a system call failed).
     case system(operation: String, errno: Int32)
-    /// A setting is malformed (an environment variable such as
-    /// `LISTEN_PID`, an option); the message names it and what is wrong.
-    case invalidConfiguration(String)
-    /// The call would do something unsafe or not allowed (replace a file
-    /// that is not a socket, use a directory others can write); the message
-    /// says what and why.
-    case refused(String)
     /// The signal belongs to someone else in this process (e.g. a
     /// swift-service-lifecycle `ServiceGroup`), see
     /// ``MainRunLoop/reserveSignals(_:for:)``.
@@ -55,8 +46,6 @@ public enum MainLoopError: Error, Equatable, Sendable, CustomStringConvertible {
         case .reentrantDispatch: return "this call is not allowed from inside a loop callback"
         case .system(let operation, let errno):
             return "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
-        case .invalidConfiguration(let problem): return problem
-        case .refused(let reason): return reason
         case .signalReserved(let signal, let owner):
             return "signal \(signal) (\(String(cString: strsignal(signal)))) belongs to \(owner); the loop does not take it"
         case .notChildProcess(let pid):

@@ -145,7 +145,10 @@ final class Locked<Value>: @unchecked Sendable {
         let listener = try NotifyListener(path: name)
         try SystemdNotifier(socketName: name).send(["STATUS=hello"])
         #expect(listener.next(timeout: 1) == ["STATUS=hello"])
-        #expect(throws: MainLoopError.self) { try SystemdNotifier(socketName: "relative/path") }
+        #expect(throws: SocketError.invalidConfiguration(
+            "NOTIFY_SOCKET must be an absolute path or an @abstract name, not 'relative/path'")) {
+            try SystemdNotifier(socketName: "relative/path")
+        }
     }
 
     /// `$WATCHDOG_USEC` and `$WATCHDOG_PID` as sd_watchdog_enabled reads them.
@@ -259,18 +262,18 @@ final class Locked<Value>: @unchecked Sendable {
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         defer { close(pair[0]); close(pair[1]) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(pair[0]) }
+        #expect(throws: SocketError.self) { try SocketActivation.checkListeningUnixStream(pair[0]) }
         let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(datagram) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(datagram) }
+        #expect(throws: SocketError.self) { try SocketActivation.checkListeningUnixStream(datagram) }
         var pipeEnds: [Int32] = [0, 0]
         #expect(pipe(&pipeEnds) == 0)
         defer { close(pipeEnds[0]); close(pipeEnds[1]) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(pipeEnds[0]) }
+        #expect(throws: SocketError.self) { try SocketActivation.checkListeningUnixStream(pipeEnds[0]) }
         let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(tcp) }
         #expect(listen(tcp, 1) == 0)
-        #expect(throws: MainLoopError.self) { try SocketActivation.checkListeningUnixStream(tcp) }
+        #expect(throws: SocketError.self) { try SocketActivation.checkListeningUnixStream(tcp) }
     }
 
     @Test func environmentParsing() throws {
@@ -280,9 +283,11 @@ final class Locked<Value>: @unchecked Sendable {
         #expect(two.map(\.fileDescriptor) == [3, 4] && two.map(\.name) == ["metrics", "control"])
         #expect(try SocketActivation.controlSocket(in: two) == 4)
         let unnamed = try SocketActivation.parse(pid: "5", fds: "2", names: nil, ownPID: 5)
-        #expect(throws: MainLoopError.self) { try SocketActivation.controlSocket(in: unnamed) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "5", fds: "2", names: "one", ownPID: 5) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "x", fds: "1", names: nil, ownPID: 5) }
-        #expect(throws: MainLoopError.self) { try SocketActivation.parse(pid: "5", fds: "-1", names: nil, ownPID: 5) }
+        #expect(throws: SocketError.self) { try SocketActivation.controlSocket(in: unnamed) }
+        #expect(throws: SocketError.self) { try SocketActivation.parse(pid: "5", fds: "2", names: "one", ownPID: 5) }
+        #expect(throws: SocketError.invalidConfiguration("LISTEN_PID='x' is not a process id")) {
+            try SocketActivation.parse(pid: "x", fds: "1", names: nil, ownPID: 5)
+        }
+        #expect(throws: SocketError.self) { try SocketActivation.parse(pid: "5", fds: "-1", names: nil, ownPID: 5) }
     }
 }

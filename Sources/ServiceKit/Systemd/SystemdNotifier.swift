@@ -17,15 +17,17 @@ public final class SystemdNotifier: Sendable {
 
     /// The notifier for `$NOTIFY_SOCKET`, or nil when it is unset (not
     /// started by a service manager that listens).
-    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
-    ///   variable is set but unusable (too long, or no socket can be made).
-    public static func fromEnvironment() throws(MainLoopError) -> SystemdNotifier? {
+    /// - Throws: ``/ControlSocket/SocketError/invalidConfiguration(_:)`` when
+    ///   the variable is set but unusable (not a path or an abstract name, too
+    ///   long), ``/ControlSocket/SocketError/system(operation:errno:)`` when no
+    ///   socket can be made.
+    public static func fromEnvironment() throws(SocketError) -> SystemdNotifier? {
         guard let name = ProcessEnvironment.value("NOTIFY_SOCKET") else { return nil }
         return try SystemdNotifier(socketName: name)
     }
 
     /// A notifier for an explicit socket (a path or `@abstract`).
-    public init(socketName: String) throws(MainLoopError) {
+    public init(socketName: String) throws(SocketError) {
         guard socketName.hasPrefix("/") || socketName.hasPrefix("@"), socketName.utf8.count > 1 else {
             throw .invalidConfiguration("NOTIFY_SOCKET must be an absolute path or an @abstract name, not '\(socketName)'")
         }
@@ -42,9 +44,9 @@ public final class SystemdNotifier: Sendable {
 
     /// Sends one notification: `fields` joined by newlines (e.g.
     /// `["READY=1", "STATUS=active"]`).
-    /// - Throws: ``/MainLoop/MainLoopError/system(operation:errno:)`` when the
+    /// - Throws: ``/ControlSocket/SocketError/system(operation:errno:)`` when the
     ///   datagram cannot be sent (no listener, a full queue).
-    public func send(_ fields: [String]) throws(MainLoopError) {
+    public func send(_ fields: [String]) throws(SocketError) {
         // Bytes appended field by field: `joined(separator:)` is generic
         // code left unspecialized, and its first call (the READY=1 of every
         // start-up) resolved associated types at run time, 0.1 million
@@ -63,26 +65,26 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `READY=1` with a status line.
-    public func ready(status: String) throws(MainLoopError) {
+    public func ready(status: String) throws(SocketError) {
         try send(["READY=1", "STATUS=\(Self.oneLine(status))", "MAINPID=\(getpid())"])
     }
 
     /// `STATUS=...`: what `systemctl status` shows.
-    public func status(_ text: String) throws(MainLoopError) { try send(["STATUS=\(Self.oneLine(text))"]) }
+    public func status(_ text: String) throws(SocketError) { try send(["STATUS=\(Self.oneLine(text))"]) }
 
     /// `RELOADING=1` with `MONOTONIC_USEC=` (required by `Type=notify-reload`).
-    public func reloading(status: String) throws(MainLoopError) {
+    public func reloading(status: String) throws(SocketError) {
         let micros = LoopInstant.monotonicNow().nanoseconds / 1000
         try send(["RELOADING=1", "MONOTONIC_USEC=\(micros)", "STATUS=\(Self.oneLine(status))"])
     }
 
     /// `STOPPING=1`.
-    public func stopping(status: String) throws(MainLoopError) {
+    public func stopping(status: String) throws(SocketError) {
         try send(["STOPPING=1", "STATUS=\(Self.oneLine(status))"])
     }
 
     /// `WATCHDOG=1`: the keep-alive ping.
-    public func watchdogPing() throws(MainLoopError) { try send(["WATCHDOG=1"]) }
+    public func watchdogPing() throws(SocketError) { try send(["WATCHDOG=1"]) }
 
     /// A status must be one line: a newline would start another field.
     static func oneLine(_ text: String) -> String {
