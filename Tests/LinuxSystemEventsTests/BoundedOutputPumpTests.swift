@@ -65,7 +65,7 @@ import TestSupport
         // AppWorkTests): this test needs its pipe unread and open for its
         // whole length, and with every suite running in parallel in this
         // process a stale read or close of a low, reused number elsewhere
-        // reached it twice in CI (finish then found nothing left to write).
+        // can reach it (finish then finds nothing left to write).
         for end in 0..<2 {
             let high = fcntl(fds[end], F_DUPFD_CLOEXEC, 800)
             #expect(high >= 800)

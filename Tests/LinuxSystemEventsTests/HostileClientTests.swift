@@ -471,8 +471,8 @@ extension HostileClientTests {
         // to go through first).
         let replyStart = Date()
         let reply = service.firstOKReply(within: 30)
-        // What a failure needs to be understood (it failed once in CI, with
-        // the test taking 61 s): where the time went, and the service's log.
+        // What a failure needs to be understood: where the time went, and
+        // the service's log.
         #expect(reply != nil, """
             accepting again once descriptors are free (60 connects took \(connectSeconds) s, \
             the wait \(Date().timeIntervalSince(replyStart)) s); the service's log: \

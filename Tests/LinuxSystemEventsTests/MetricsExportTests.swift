@@ -117,8 +117,8 @@ enum PrometheusText {
         #expect(try PrometheusText.parse(try String(contentsOfFile: file, encoding: .utf8)).count == samples.count,
                 "rewritten at exit")
         // After the service stopped: while it runs, a rewrite (every 0.2 s)
-        // may be between writing its temporary file and renaming it (CI
-        // once listed one there, on a loaded machine).
+        // may be between writing its temporary file and renaming it, which
+        // a loaded machine makes long enough to be listed.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp") || $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "written by rename, no temporaries left: \(leftovers)")
     }

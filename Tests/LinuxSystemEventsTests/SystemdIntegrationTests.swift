@@ -218,8 +218,8 @@ final class Locked<Value>: @unchecked Sendable {
             }
         }
         // Listening, not just bound: the file appears at bind(), and a
-        // connect() before the activator's listen() is refused (seen in CI,
-        // under the load of every suite at once).
+        // connect() before the activator's listen() is refused, which the
+        // load of every suite at once makes likely.
         #expect(eventually { Self.isListening(socketPath) }, "systemd-socket-activate listens")
         // The first connection starts mainloop on fd 3; it answers on the
         // socket it did not bind.

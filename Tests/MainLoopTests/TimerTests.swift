@@ -113,8 +113,8 @@ import TestSupport
         // Ends the run once both ran and the timer kept firing meanwhile, or
         // after 2 s of starvation (a deadline far beyond what a fair loop
         // needs). The fires are part of the condition, not counted after a
-        // fixed time: under ThreadSanitizer in CI the first millisecond held
-        // only 8 loop turns.
+        // fixed time: under ThreadSanitizer a millisecond holds only a few
+        // loop turns.
         let check = loop.scheduleTimer(after: .milliseconds(1), repeating: .milliseconds(1)) {
             if inputSeen && appWorkSeen && fires > 10 { loop.stop() }
         }

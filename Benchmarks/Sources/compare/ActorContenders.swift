@@ -63,8 +63,8 @@ enum ActorContenders {
     /// an actor on a SwiftNIO loop's executor, measured together: one task
     /// alternates the two calls (which goes first alternates too) and times
     /// each, so both see the same seconds of the VM. Measured one after
-    /// the other, a round's two rows saw different seconds and their paired
-    /// ratio moved 0.77–1.50 within one run.
+    /// the other, a round's two rows see different seconds, and their
+    /// paired ratio varies by a factor of two from round to round.
     private static func measureBoth(calls: Int, group: MultiThreadedEventLoopGroup) throws -> [Side: Double] {
         let thread = try LoopThread.start()
         let onLoop = ExecutorBoundCounter(executor: thread.loop.executor)

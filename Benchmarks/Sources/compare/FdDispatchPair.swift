@@ -59,8 +59,9 @@ final class MainLoopFdBench {
 /// both watch their own `fds` eventfds at once and dispatch in alternating
 /// chunks of `chunk` (which goes first alternates too), so both see the same
 /// phases of the VM. Measured one after the other (about 0.1 s each, MainLoop
-/// always first), a round's pair saw different phases and its ratio ranged
-/// 0.72–1.81 within one run; interleaved, 0.94–1.17.
+/// always first), a round's pair sees different phases, and its ratio
+/// varies by a factor of two and more from round to round; interleaved, by
+/// a quarter.
 enum FdDispatchPair {
     /// Which row.
     enum Side { case mainLoop, libevent }
