@@ -13,8 +13,9 @@ import Glibc
 /// source never opens what it watches, so a FIFO or a device put in place
 /// of a file is reported like any file and cannot block the loop.
 ///
-/// Events of one read batch are merged per entry and kind, in the order
-/// they first came. When the kernel's queue overflowed, every source gets
+/// Events not yet delivered (one read batch, or what a hold or a rate
+/// limit kept) are merged per entry and kind, in the order they last came,
+/// so an entry's last event tells its state. When the kernel's queue overflowed, every source gets
 /// one ``PathEvent/Kind/overflow``: read what you watch again. Created with
 /// ``MainRunLoop/addPath(_:events:priority:handler:)``; rate-limited with
 /// ``setRateLimit(_:)``. Loop thread only.
@@ -184,9 +185,14 @@ public final class PathSource: LoopRegistered {
 
     func overflowed() { add(PathEvent(.overflow, name: "")) }
 
+    /// Keeps `event` for delivery. One already pending moves to the end, so
+    /// the last pending event of an entry tells its state (created, deleted,
+    /// created again: deleted then created, not created then deleted).
     private func add(_ event: PathEvent) {
-        guard event.isWanted(by: events), !pending.contains(event) else { return }
-        if pending.count >= Self.pendingLimit {
+        guard event.isWanted(by: events) else { return }
+        if let index = pending.firstIndex(of: event) {
+            pending.remove(at: index)
+        } else if pending.count >= Self.pendingLimit {
             pending = [PathEvent(.overflow, name: "")]
             return
         }

@@ -170,6 +170,28 @@ import TestSupport
         try source.remove()
     }
 
+    /// Held events merge per entry and kind, in the order they last came:
+    /// an entry's last event is its state.
+    @Test func mergedEventsEndWithTheEntrysState() throws {
+        let scratch = Scratch()
+        let loop = try MainRunLoop()
+        var seen: [PathEvent] = []
+        let source = try loop.addPath(scratch.path, events: [.created, .deleted]) { seen.append($0) }
+        // A source not held shows when the kernel's events have been read.
+        var witnessed: [PathEvent] = []
+        let witness = try loop.addPath(scratch.path, events: [.created, .deleted]) { witnessed.append($0) }
+        source.setHolding(true)
+        PathSourceTests.write("1", to: scratch("note"))
+        #expect(unlink(scratch("note")) == 0)
+        PathSourceTests.write("2", to: scratch("note"))
+        try run(loop) { witnessed.last == PathEvent(.created, name: "note") && witnessed.contains(PathEvent(.deleted, name: "note")) }
+        #expect(seen.isEmpty && source.isHolding)
+        source.setHolding(false)
+        #expect(seen == [PathEvent(.deleted, name: "note"), PathEvent(.created, name: "note")])
+        try source.remove()
+        try witness.remove()
+    }
+
     @Test func whatCannotBeWatchedIsRefused() throws {
         let scratch = Scratch()
         let loop = try MainRunLoop()
