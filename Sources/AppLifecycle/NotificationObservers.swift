@@ -42,8 +42,8 @@ struct ObserverEntry {
 /// itself checks nothing per observer.
 /// Loop thread only; a class held by the application, so delivering
 /// never copies it. Every field is loop-thread only, so none pays a dynamic
-/// exclusivity check (`@exclusivity(unchecked)`; measured as about a
-/// quarter of a live delivery's instructions).
+/// exclusivity check (`@exclusivity(unchecked)`: the live notification
+/// rows of `compare`, probe `live`).
 final class NotificationObservers {
     /// Grouped by slot; `slot -1` (every kind) at the end. Rebuilt (a new
     /// block) only when no delivery runs, so a delivery's view never moves.

@@ -35,7 +35,8 @@ struct NotificationLineText {
         /// Whether the timestamp printed at ``ObservationRecorder``'s
         /// generation `checkedGeneration` has `payloadKey` (looked up once
         /// per timestamp, not once per line: a lookup compares strings).
-        /// Loop thread only, like the recorder that owns these pieces.
+        /// Loop thread only, like the recorder that owns these pieces, and
+        /// unchecked like its fields (the `observation-line` probe).
         @exclusivity(unchecked) var checkedGeneration = 0
         @exclusivity(unchecked) var keyInTimestamp = false
 

@@ -100,7 +100,8 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     /// Events posted on the loop thread (and remote ones, once received).
     /// Loop thread only.
     @usableFromInline let ring = RingBuffer<Value>()
-    /// Loop thread only (hence no dynamic exclusivity check).
+    /// Loop thread only (hence no dynamic exclusivity check on it and the
+    /// fields below, read for every post: the typed post→run row of `compare`).
     @exclusivity(unchecked) @usableFromInline var drainScheduled = false
     /// Set by ``close()``; loop thread only.
     @exclusivity(unchecked) @usableFromInline var isClosed = false

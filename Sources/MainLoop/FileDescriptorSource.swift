@@ -28,7 +28,8 @@ public final class FileDescriptorSource: LoopRegistered {
     /// The priority of its callbacks.
     public let priority: LoopPriority
     /// What the source currently waits for. (Every field is loop-thread
-    /// only, so none pays a dynamic exclusivity check.)
+    /// only, so none pays a dynamic exclusivity check: the fd readiness
+    /// dispatch row of `compare`, probe `fd`.)
     @exclusivity(unchecked) public private(set) var interest: Readiness
     /// Whether ``remove()`` was called (or the loop shut down).
     @exclusivity(unchecked) public private(set) var isRemoved = false

@@ -14,7 +14,7 @@ public final class LoopTimer {
 
     /// When the timer fires next (meaningful while ``isScheduled``).
     /// Loop thread only, like every field here, so none pays a dynamic
-    /// exclusivity check.
+    /// exclusivity check (the timer schedule+cancel row of `compare`, probe `timer`).
     @exclusivity(unchecked) public internal(set) var deadline: LoopInstant = .zero
     /// The repeat interval, or nil for a one-shot timer.
     @exclusivity(unchecked) public private(set) var interval: Duration?

@@ -4,8 +4,9 @@
 /// front. It grows by doubling and never shrinks, so once it has reached a
 /// workload's high-water mark, appends and pops allocate nothing. A class
 /// held by a `let`, with `@exclusivity(unchecked)` fields (loop thread only,
-/// so access is exclusive by construction), and `@inlinable` so callers get
-/// it specialized for their element type. Not thread-safe.
+/// so access is exclusive by construction; the typed post→run row of
+/// `compare`, probe `typed`), and `@inlinable` so callers get it
+/// specialized for their element type. Not thread-safe.
 @usableFromInline
 final class RingBuffer<Element> {
     @exclusivity(unchecked) @usableFromInline var storage: UnsafeMutablePointer<Element>

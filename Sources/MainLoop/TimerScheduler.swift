@@ -33,8 +33,10 @@ private let yieldTrampoline: event_callback_fn = { _, _, context in
 /// reference, and sifting moves plain values. The loop holds the scheduler,
 /// the scheduler holds the loop's core, and the core holds neither, so there
 /// is no cycle; a scheduled timer and the scheduler refer to each other only
-/// until it fires, is cancelled, or the loop shuts down (``releaseAll()``). Loop thread only; every field
-/// is `@exclusivity(unchecked)` (the one-thread rule is the guarantee).
+/// until it fires, is cancelled, or the loop shuts down (``releaseAll()``).
+/// Loop thread only; every field is `@exclusivity(unchecked)` (the
+/// one-thread rule is the guarantee; the timer schedule+cancel row of
+/// `compare`, probe `timer`).
 final class TimerScheduler {
     let core: LoopCore
     let heap = TimerHeap()
