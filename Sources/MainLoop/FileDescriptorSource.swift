@@ -41,15 +41,14 @@ public final class FileDescriptorSource: LoopRegistered {
     var kind: LoopSourceKind = .fileDescriptor
     private let handler: (Readiness) -> Void
     @exclusivity(unchecked) private var event: OpaquePointer?
-    /// The rate limit's window, if one is set, and the pause it imposes.
-    /// Read on every dispatch, hence unchecked (the fd dispatch row of `compare`).
-    @exclusivity(unchecked) private var window: RateLimitWindow?
-    private var pause: RateLimitPause?
+    /// The rate limit, if one is set, and the pause it imposes. Read on
+    /// every dispatch, hence unchecked (the fd dispatch row of `compare`).
+    @exclusivity(unchecked) private var limiter = SourceRateLimit()
 
     /// The source's rate limit, if any.
-    public var rateLimit: RateLimit? { window?.limit }
+    public var rateLimit: RateLimit? { limiter.limit }
     /// Whether a rate limit pauses the source until its window ends.
-    public var isPaused: Bool { pause != nil }
+    public var isPaused: Bool { limiter.isPaused }
 
     init(core: LoopCore, fileDescriptor: Int32, interest: Readiness, priority: LoopPriority,
          handler: @escaping (Readiness) -> Void) throws(MainLoopError) {
@@ -79,8 +78,7 @@ public final class FileDescriptorSource: LoopRegistered {
     public func setRateLimit(_ limit: RateLimit?) throws(MainLoopError) {
         core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
-        window = limit.map(RateLimitWindow.init)
-        if limit == nil, pause != nil { resume() }
+        if limiter.set(limit) { resume() }
     }
 
     /// Stops watching the descriptor. The descriptor stays open.
@@ -94,32 +92,23 @@ public final class FileDescriptorSource: LoopRegistered {
 
     func deliver(_ ready: Readiness) {
         guard !isRemoved else { return }
-        if window != nil, !admitted() { return }
+        if limiter.isLimited, !limiter.admits(at: core.now) {
+            // Past the burst: out of libevent until the window ends.
+            if let event { event_del(event) }
+            limiter.pause(core: core) { [unowned self] in resume() }
+            return
+        }
         core.workCounter &+= 1
         handler(ready)
-    }
-
-    /// Counts a dispatch in the rate limit's window; past the burst, takes
-    /// the descriptor out of libevent until the window ends.
-    private func admitted() -> Bool {
-        guard window!.admits(at: core.now) else {
-            if let event { event_del(event) }
-            pause = RateLimitPause(core: core, until: window!.windowEnd) { [unowned self] in resume() }
-            return false
-        }
-        return true
     }
 
     /// The window ended (or the limit was lifted): watch again. If libevent
     /// cannot take the descriptor back now (the kernel is out of memory for
     /// epoll), it tries again one window later rather than losing it.
     private func resume() {
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         guard !isRemoved, let event else { return }
-        if CLibevent_add(event) != 0, let window {
-            pause = RateLimitPause(core: core, until: core.now + window.limit.interval) { [unowned self] in resume() }
-        }
+        if CLibevent_add(event) != 0 { limiter.pause(core: core, again: true) { [unowned self] in resume() } }
     }
 
     private func register() throws(MainLoopError) {
@@ -133,7 +122,7 @@ public final class FileDescriptorSource: LoopRegistered {
             fdTrampoline, context)
         else { throw systemError("event_new for fd \(fileDescriptor)") }
         // A paused source gets its event now and is watched when it resumes.
-        guard event_priority_set(created, Int32(priority.rawValue)) == 0, pause != nil || CLibevent_add(created) == 0 else {
+        guard event_priority_set(created, Int32(priority.rawValue)) == 0, limiter.isPaused || CLibevent_add(created) == 0 else {
             event_free(created)
             throw systemError("event_add for fd \(fileDescriptor)")
         }
@@ -147,8 +136,7 @@ public final class FileDescriptorSource: LoopRegistered {
 
     func releaseLoopResources() {
         isRemoved = true
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         unregister()
     }
 }

@@ -50,8 +50,7 @@ public final class PathSource: LoopRegistered {
     /// Whether the watched file exists, as far as the events tell (so that
     /// its directory's removal or rename reports it gone only if it was there).
     private var fileExists = false
-    private var window: RateLimitWindow?
-    private var pause: RateLimitPause?
+    private var limiter = SourceRateLimit()
     /// Whether changes are kept instead of delivered (``setHolding(_:)``).
     public private(set) var isHolding = false
 
@@ -60,9 +59,9 @@ public final class PathSource: LoopRegistered {
     static let pendingLimit = 1024
 
     /// The source's rate limit, if any.
-    public var rateLimit: RateLimit? { window?.limit }
+    public var rateLimit: RateLimit? { limiter.limit }
     /// Whether a rate limit pauses the source until its window ends.
-    public var isPaused: Bool { pause != nil }
+    public var isPaused: Bool { limiter.isPaused }
 
     init(core: LoopCore, hub: PathWatchHub, path: String, events: PathEvents,
          handler: @escaping (PathEvent) -> Void) throws(MainLoopError) {
@@ -92,8 +91,7 @@ public final class PathSource: LoopRegistered {
     public func setRateLimit(_ limit: RateLimit?) throws(MainLoopError) {
         core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
-        window = limit.map(RateLimitWindow.init)
-        if limit == nil, pause != nil { resume() }
+        if limiter.set(limit) { resume() }
     }
 
     /// Holds changes back (true) or delivers what was held and goes on
@@ -218,8 +216,11 @@ public final class PathSource: LoopRegistered {
         }
         // One handler call per event; a rate limit counts each, and what
         // it holds back waits, merged, for the window's end.
-        while pause == nil, !isHolding, !isRemoved, !pending.isEmpty {
-            if window != nil, !admitted() { return }
+        while !limiter.isPaused, !isHolding, !isRemoved, !pending.isEmpty {
+            if limiter.isLimited, !limiter.admits(at: core.now) {
+                limiter.pause(core: core) { [unowned self] in resume() }
+                return
+            }
             let event = pending.removeFirst()
             core.workCounter &+= 1
             handler(event)
@@ -241,17 +242,8 @@ public final class PathSource: LoopRegistered {
         }
     }
 
-    private func admitted() -> Bool {
-        guard window!.admits(at: core.now) else {
-            pause = RateLimitPause(core: core, until: window!.windowEnd) { [unowned self] in resume() }
-            return false
-        }
-        return true
-    }
-
     private func resume() {
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         guard !isRemoved else { return }
         deliverPending()
     }
@@ -259,8 +251,7 @@ public final class PathSource: LoopRegistered {
     func releaseLoopResources() {
         guard !isRemoved else { return }
         isRemoved = true
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         detach()
         pending.removeAll()
     }

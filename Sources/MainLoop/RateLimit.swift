@@ -74,3 +74,46 @@ final class RateLimitPause {
 
     func cancel() { timer?.cancel() }
 }
+
+/// A source's rate limit: the window, and past its burst the pause until
+/// the window ends. Shared by the fd, signal and path sources, which each
+/// say what pausing means for them (a descriptor leaves epoll, a signal is
+/// remembered, path events are kept) and what resuming does.
+struct SourceRateLimit {
+    private var window: RateLimitWindow?
+    private var pause: RateLimitPause?
+
+    /// The limit, if one is set.
+    var limit: RateLimit? { window?.limit }
+    /// Whether a limit is set (one check per dispatch).
+    var isLimited: Bool { window != nil }
+    /// Whether the source waits for its window to end.
+    var isPaused: Bool { pause != nil }
+
+    /// Sets the limit (nil lifts it). Returns true when lifting it ended a
+    /// pause: the source resumes now.
+    mutating func set(_ newLimit: RateLimit?) -> Bool {
+        window = newLimit.map(RateLimitWindow.init)
+        guard newLimit == nil, pause != nil else { return false }
+        endPause()
+        return true
+    }
+
+    /// Counts a dispatch at `now`: whether it may run (sd-event's
+    /// `ratelimit_below`). One it refuses is followed by ``pause(core:resume:)``.
+    mutating func admits(at now: LoopInstant) -> Bool { window!.admits(at: now) }
+
+    /// Pauses until the current window ends (or, `again`, one interval
+    /// from now: a resume that failed), then calls `resume`.
+    mutating func pause(core: LoopCore, again: Bool = false, resume: @escaping () -> Void) {
+        guard let window else { return }
+        pause = RateLimitPause(core: core, until: again ? core.now + window.limit.interval : window.windowEnd,
+                               resume: resume)
+    }
+
+    /// Ends a pause (the window ended, the limit was lifted, the source went).
+    mutating func endPause() {
+        pause?.cancel()
+        pause = nil
+    }
+}

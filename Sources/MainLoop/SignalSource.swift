@@ -30,15 +30,14 @@ public final class SignalSource: LoopRegistered {
     let core: LoopCore
     private let handler: () -> Void
     private var event: OpaquePointer?
-    private var window: RateLimitWindow?
-    private var pause: RateLimitPause?
+    private var limiter = SourceRateLimit()
     /// A delivery came while paused: it runs when the window ends.
     private var arrivedWhilePaused = false
 
     /// The source's rate limit, if any.
-    public var rateLimit: RateLimit? { window?.limit }
+    public var rateLimit: RateLimit? { limiter.limit }
     /// Whether a rate limit pauses the source until its window ends.
-    public var isPaused: Bool { pause != nil }
+    public var isPaused: Bool { limiter.isPaused }
 
     init(core: LoopCore, signalNumber: Int32, handler: @escaping () -> Void) throws(MainLoopError) {
         self.core = core
@@ -68,8 +67,7 @@ public final class SignalSource: LoopRegistered {
     public func setRateLimit(_ limit: RateLimit?) throws(MainLoopError) {
         core.preconditionInLoop()
         guard !isRemoved else { throw .sourceRemoved }
-        window = limit.map(RateLimitWindow.init)
-        if limit == nil, pause != nil { resume() }
+        if limiter.set(limit) { resume() }
     }
 
     /// Stops handling the signal; libevent restores the previous disposition.
@@ -83,13 +81,13 @@ public final class SignalSource: LoopRegistered {
 
     func deliver() {
         guard !isRemoved else { return }
-        if pause != nil {
+        if limiter.isPaused {
             arrivedWhilePaused = true
             return
         }
-        if window != nil, !window!.admits(at: core.now) {
+        if limiter.isLimited, !limiter.admits(at: core.now) {
             arrivedWhilePaused = true
-            pause = RateLimitPause(core: core, until: window!.windowEnd) { [unowned self] in resume() }
+            limiter.pause(core: core) { [unowned self] in resume() }
             return
         }
         core.workCounter &+= 1
@@ -97,16 +95,14 @@ public final class SignalSource: LoopRegistered {
     }
 
     private func resume() {
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         guard arrivedWhilePaused else { return }
         arrivedWhilePaused = false
         deliver()
     }
 
     func releaseLoopResources() {
-        pause?.cancel()
-        pause = nil
+        limiter.endPause()
         isRemoved = true
         if let event { event_free(event) }
         event = nil
