@@ -60,15 +60,7 @@ import TestSupport
     /// (sd-event orders a low-priority defer source the same way).
     @Test func idleRunsAfterEveryPriorityAndYieldsToWorkItPosts() throws {
         let loop = try MainRunLoop(deterministic: true)
-        let log = Recorder()
-        try loop.executeWhenIdle {
-            log("idle 1")
-            try? loop.executeInLoop(priority: .app) { log("posted by idle 1") }
-        }
-        try loop.executeWhenIdle { log("idle 2") }
-        try loop.executeInLoop(priority: .app) { log("app") }
-        try loop.executeInLoop(priority: .system) { log("system") }
-        try loop.runUntilIdle()
+        let log = try Self.runIdleOrderSequence(on: loop)
         #expect(log.entries == ["system", "app", "idle 1", "posted by idle 1", "idle 2"])
         try loop.runUntilIdle()
         #expect(log.entries.count == 5, "one-shot idle work runs once")
@@ -202,6 +194,24 @@ import TestSupport
         #expect(observer.isRemoved && idle.isRemoved)
         #expect(throws: MainLoopError.shutDown) { try loop.addIdle {} }
         #expect(throws: MainLoopError.shutDown) { try loop.addExitHandler {} }
+    }
+}
+
+extension PassHooksTests {
+    /// Two one-shot idle handlers (the first posts app work), then app and
+    /// system work, run until idle: what this suite and the sd-event
+    /// comparison (`SDEventDifferentialTests`, the same on sd-event) check.
+    static func runIdleOrderSequence(on loop: MainRunLoop) throws -> Recorder {
+        let log = Recorder()
+        try loop.executeWhenIdle {
+            log("idle 1")
+            do { try loop.executeInLoop(priority: .app) { log("posted by idle 1") } } catch { log("post failed: \(error)") }
+        }
+        try loop.executeWhenIdle { log("idle 2") }
+        try loop.executeInLoop(priority: .app) { log("app") }
+        try loop.executeInLoop(priority: .system) { log("system") }
+        try loop.runUntilIdle()
+        return log
     }
 }
 

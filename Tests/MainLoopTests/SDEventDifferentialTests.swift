@@ -21,16 +21,7 @@ import TestSupport
 
     @Test func idleWorkRunsInSDEventsOrder() throws {
         let expected = try peerLog { sd_event_peer_idle_order($0, $1) }
-        let loop = try MainRunLoop(deterministic: true)
-        let log = Recorder()
-        try loop.executeWhenIdle {
-            log("idle 1")
-            try? loop.executeInLoop(priority: .app) { log("posted by idle 1") }
-        }
-        try loop.executeWhenIdle { log("idle 2") }
-        try loop.executeInLoop(priority: .app) { log("app") }
-        try loop.executeInLoop(priority: .system) { log("system") }
-        try loop.runUntilIdle()
+        let log = try PassHooksTests.runIdleOrderSequence(on: MainRunLoop(deterministic: true))
         #expect(log.entries == expected)
         #expect(expected == ["system", "app", "idle 1", "posted by idle 1", "idle 2"])
     }

@@ -25,16 +25,22 @@ static int record(sd_event_source *source, void *userdata) {
     return 0;
 }
 
+// Names a new source, sets its priority, and hands it to its event loop
+// (floating: the loop frees it).
+static int keep_named(sd_event_source *source, const char *name, int64_t priority) {
+    sd_event_source_set_description(source, name);
+    sd_event_source_set_priority(source, priority);
+    sd_event_source_set_floating(source, 1);
+    sd_event_source_unref(source);
+    return 0;
+}
+
 static int add_defer(sd_event *event, const char *name, int64_t priority, sd_event_handler_t handler, struct log *log) {
     sd_event_source *source = NULL;
     int result = sd_event_add_defer(event, &source, handler, log);
     if (result < 0) return result;
-    sd_event_source_set_description(source, name);
-    sd_event_source_set_priority(source, priority);
     sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
-    sd_event_source_set_floating(source, 1);
-    sd_event_source_unref(source);
-    return 0;
+    return keep_named(source, name, priority);
 }
 
 static int idle_one(sd_event_source *source, void *userdata) {
@@ -67,12 +73,7 @@ int sd_event_peer_idle_order(char *text, size_t capacity) {
 static int add_exit(sd_event *event, const char *name, int64_t priority, struct log *log) {
     sd_event_source *source = NULL;
     int result = sd_event_add_exit(event, &source, record, log);
-    if (result < 0) return result;
-    sd_event_source_set_description(source, name);
-    sd_event_source_set_priority(source, priority);
-    sd_event_source_set_floating(source, 1);
-    sd_event_source_unref(source);
-    return 0;
+    return result < 0 ? result : keep_named(source, name, priority);
 }
 
 static int request_exit(sd_event_source *source, void *userdata) {

@@ -17,6 +17,32 @@ final class Counter: @unchecked Sendable { var value = 0 }
 
 let steadyState: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal]
 
+/// One byte written to a pipe and dispatched by `runOnce`, per iteration;
+/// `observed`: with an observer of every pass activity installed.
+func pipeDispatch(_ benchmark: Benchmark, observed: Bool) throws {
+    let loop = try MainRunLoop()
+    var fds: [Int32] = [0, 0]
+    precondition(pipe(&fds) == 0)
+    defer { close(fds[0]); close(fds[1]) }
+    var byte: UInt8 = 1
+    let counter = Counter()
+    let observer = observed ? try loop.addObserver(activities: .all) { _ in counter.value &+= 1 } : nil
+    let source = try loop.addFileDescriptor(fds[0], interest: .read) { _ in
+        var sink: UInt8 = 0
+        _ = read(fds[0], &sink, 1)
+        counter.value &+= 1
+    }
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+        _ = write(fds[1], &byte, 1)
+        try loop.runOnce()
+    }
+    benchmark.stopMeasurement()
+    try source.remove()
+    try observer?.remove()
+    blackHole(counter.value)
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: steadyState,
@@ -155,25 +181,7 @@ let benchmarks: @Sendable () -> Void = {
     // MARK: fd readiness
 
     Benchmark("fd readiness dispatch on a pipe") { benchmark in
-        let loop = try MainRunLoop()
-        var fds: [Int32] = [0, 0]
-        precondition(pipe(&fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
-        var byte: UInt8 = 1
-        let counter = Counter()
-        let source = try loop.addFileDescriptor(fds[0], interest: .read) { _ in
-            var sink: UInt8 = 0
-            _ = read(fds[0], &sink, 1)
-            counter.value &+= 1
-        }
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            _ = write(fds[1], &byte, 1)
-            try loop.runOnce()
-        }
-        benchmark.stopMeasurement()
-        try source.remove()
-        blackHole(counter.value)
+        try pipeDispatch(benchmark, observed: false)
     }
 
     // MARK: around a pass, idle work, path events
@@ -191,29 +199,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("fd readiness dispatch on a pipe, an observer of every activity") { benchmark in
-        let loop = try MainRunLoop()
-        var fds: [Int32] = [0, 0]
-        precondition(pipe(&fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
-        var byte: UInt8 = 1
-        let counter = Counter()
-        let observer = try loop.addObserver(activities: .all) { _ in counter.value &+= 1 }
-        let source = try loop.addFileDescriptor(fds[0], interest: .read) { _ in
-            var sink: UInt8 = 0
-            _ = read(fds[0], &sink, 1)
-            counter.value &+= 1
-        }
-        _ = write(fds[1], &byte, 1)
-        try loop.runOnce()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            _ = write(fds[1], &byte, 1)
-            try loop.runOnce()
-        }
-        benchmark.stopMeasurement()
-        try source.remove()
-        try observer.remove()
-        blackHole(counter.value)
+        try pipeDispatch(benchmark, observed: true)
     }
 
     Benchmark("path event: a watched file rewritten") { benchmark in
