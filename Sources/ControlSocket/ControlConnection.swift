@@ -32,7 +32,9 @@ final class ControlConnection {
     /// cannot see it twice). Both queues are changed only in this class's
     /// own short calls, on the loop thread, with no user code inside one
     /// (a reply is built before it is queued), so no access overlaps and
-    /// Swift's dynamic exclusivity check, three per request, is skipped.
+    /// Swift's dynamic exclusivity check is skipped: with the responder's
+    /// and the reply cache's, the checks were a seventh of a request (the
+    /// `query` row of Benchmarks/socket/instructions.sh).
     @exclusivity(unchecked) private var input = ByteQueue()
     @exclusivity(unchecked) private var output = ByteQueue()
     /// The buffer a request line is copied into for the server's line

@@ -14,7 +14,8 @@ final class ReplyTextCache {
     static let maxLineBytes = 1024
 
     /// Unchecked exclusivity: reached only from a connection's handling on
-    /// the loop thread, never re-entered while a line is appended.
+    /// the loop thread, never re-entered while a line is appended (the
+    /// checks' cost: the `query` row of Benchmarks/socket/instructions.sh).
     @exclusivity(unchecked) private var object: JSONObject?
     @exclusivity(unchecked) private var line: [UInt8] = []
 

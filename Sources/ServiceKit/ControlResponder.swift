@@ -51,7 +51,8 @@ public final class ControlResponder {
     @exclusivity(unchecked) private var lastStateReply = JSONObject()
     /// Reads the plain `system` lines (``answer(line:)``). Unchecked
     /// exclusivity: changed only inside ``answer(line:)``, before the
-    /// event is posted (no user code runs while it is changed).
+    /// event is posted (no user code runs while it is changed). The checks'
+    /// cost: the rows of Benchmarks/socket/instructions.sh.
     @exclusivity(unchecked) private var eventLines: SystemEventLineReader
     /// The application's notification center, kept: made per event, the
     /// center retained and released the application each time, on the

@@ -18,36 +18,36 @@ public final class BoundedOutputPump: @unchecked Sendable {
     /// Weak: a pump that outlives its loop (the process's shared stderr
     /// pump) does not keep the loop's descriptors open; once the loop is
     /// gone, lines wake the writer at once. Guarded by `mutex`.
-    @exclusivity(unchecked) private weak var loop: MainRunLoop?
+    private weak var loop: MainRunLoop?
     /// Allocated, not stored inline: a pthread object must not move, and
     /// `&property` of a class paid Swift's dynamic exclusivity check.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let changed: UnsafeMutablePointer<pthread_cond_t>
-    // Guarded by `mutex`, which already makes every access exclusive, so
-    // Swift's dynamic exclusivity check is skipped (as in `LockedValue`):
-    // it cost each line three `swift_beginAccess` calls, about 240
-    // instructions.
+    // Guarded by `mutex`. Swift's dynamic exclusivity checks stay on here:
+    // skipping them saved about one percent of a printed event (the
+    // `events` row of Benchmarks/socket/instructions.sh), within that
+    // row's spread.
     /// The lines waiting, newline-terminated, in one buffer: appending
     /// copies bytes, with no allocation per line once it has grown.
-    @exclusivity(unchecked) private var queue: [UInt8] = []
+    private var queue: [UInt8] = []
     /// Bytes not yet written: `queue` plus what the writer is writing.
-    @exclusivity(unchecked) private var queuedBytes = 0
-    @exclusivity(unchecked) private var writing = false
+    private var queuedBytes = 0
+    private var writing = false
     /// The writer sleeps on `changed`: only then does a line signal it (a
     /// busy writer finds the new lines when its write returns), so a burst
     /// of lines costs one wake-up, not one each.
-    @exclusivity(unchecked) private var writerWaits = false
+    private var writerWaits = false
     /// A wake-up of the sleeping writer is posted to `loop` and not yet run.
-    @exclusivity(unchecked) private var wakePosted = false
+    private var wakePosted = false
     /// The writer thread was started (by the first line, its loop's turn,
     /// or `finish`).
-    @exclusivity(unchecked) private var writerStarted = false
+    private var writerStarted = false
     /// A line came on the loop's thread: the loop starts the writer in its
     /// turn (unless a line from another thread starts it first).
-    @exclusivity(unchecked) private var writerStartPosted = false
-    @exclusivity(unchecked) private var finishing = false
-    @exclusivity(unchecked) private var broken = false
-    @exclusivity(unchecked) private var dropped = 0
+    private var writerStartPosted = false
+    private var finishing = false
+    private var broken = false
+    private var dropped = 0
 
     /// A pump for `descriptor`. Its writer thread starts with the first
     /// line: a pump that is never written to (a service's stdout when
