@@ -96,7 +96,11 @@ public final class MainRunLoop: @unchecked Sendable {
     /// counting a reference.
     @exclusivity(unchecked) private var jobChannelViews: [Unmanaged<EventChannel<Job>>] = []
     /// Wakes the loop for `stop()` from another thread.
-    private let controlFD: Int32
+    let controlFD: Int32
+    /// libevent's epoll descriptor, once a foreign driver asked for it.
+    let backendDescriptor = LockedValue<Int32?>(nil)
+    /// The event that ends a foreign driver's pass (made by its first pass).
+    var foreignPassEnd: OpaquePointer?
     private var controlEvent: OpaquePointer?
     /// The main dispatch queue's link, on ``main`` only. Loop thread.
     var mainQueue: MainQueueLink?
@@ -407,6 +411,17 @@ public final class MainRunLoop: @unchecked Sendable {
         if result < 0 { throw systemError("event_base_loop") }
     }
 
+    /// A foreign driver's pass (``dispatchReady()``) begins: the checks of
+    /// every entry point.
+    func beginForeignPass() throws(MainLoopError) -> Bool { try begin(.dispatching) }
+
+    /// A foreign driver's pass ends.
+    func endForeignPass() { end() }
+
+    /// A foreign driver is about to wait: the idle handlers and the
+    /// before-waiting observers, as before a wait of `run()`.
+    func announceWait(_ hooks: LoopPassHooks) { prepareToWait(hooks) }
+
     /// When nothing is ready: the idle handlers, then (if they made nothing
     /// ready) the before-waiting observers, marking the wait for the
     /// after-waiting ones.
@@ -572,6 +587,8 @@ public final class MainRunLoop: @unchecked Sendable {
         core.passHooks?.removeAll()
         core.passHooks = nil
         core.afterWaitingPending = false
+        if let foreignPassEnd { event_free(foreignPassEnd) }
+        foreignPassEnd = nil
         if let janitor = core.janitorEvent { event_free(janitor) }
         core.janitorEvent = nil
         timers.releaseAll()

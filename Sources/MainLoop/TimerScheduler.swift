@@ -49,7 +49,7 @@ final class TimerScheduler {
     @exclusivity(unchecked) private var slotCapacity = 0
     @exclusivity(unchecked) private var freeCount = 0
     /// The timerfd (real clock) and its libevent event (nil once released).
-    private let timerFD: Int32
+    let timerFD: Int32
     @exclusivity(unchecked) private var timerEvent: OpaquePointer?
     /// The instant the timerfd is armed for, if armed (real clock).
     @exclusivity(unchecked) private var armedDeadline: Int64?
