@@ -46,6 +46,7 @@ let package = Package(
         .library(name: "MainLoopMetrics", targets: ["MainLoopMetrics"]),
         .library(name: "MainLoopServiceLifecycle", targets: ["MainLoopServiceLifecycle"]),
         .library(name: "MainLoopNIO", targets: ["MainLoopNIO"]),
+        .library(name: "MainLoopGLib", targets: ["MainLoopGLib"]),
         .executable(name: "mainloop", targets: ["mainloop"]),
     ],
     dependencies: [
@@ -118,6 +119,12 @@ let package = Package(
             name: "MainLoopNIO",
             dependencies: ["MainLoop", "AppLifecycle", .product(name: "NIOCore", package: "swift-nio")]
         ),
+        .systemLibrary(
+            name: "CGLib",
+            pkgConfig: "glib-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
+        .target(name: "MainLoopGLib", dependencies: ["MainLoop", "CGLib"]),
         .executableTarget(
             name: "mainloop",
             dependencies: [
@@ -133,6 +140,7 @@ let package = Package(
         // The real sd-event (libsystemd, linked) running the sequences the
         // loop's differential tests compare with.
         .target(name: "SDEventPeer", path: "Tests/SDEventPeer", linkerSettings: [.linkedLibrary("systemd")]),
+        .testTarget(name: "MainLoopGLibTests", dependencies: ["MainLoopGLib", "MainLoop", "CGLib", "TestSupport"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON", "TestSupport"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.
