@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "template-service", targets: ["TemplateService"]),
         .executable(name: "nio-bridge", targets: ["NIOBridge"]),
         .executable(name: "supervisor", targets: ["Supervisor"]),
+        .executable(name: "glib-bridge", targets: ["GLibBridge"]),
+        .executable(name: "foreign-driver", targets: ["ForeignDriver"]),
     ],
     dependencies: [
         .package(name: "MainLoop", path: "../"),
@@ -26,6 +28,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .executableTarget(
+            name: "GLibBridge",
+            dependencies: [
+                "CGio",
+                .product(name: "MainLoopKit", package: "MainLoop"),
+                .product(name: "MainLoopGLib", package: "MainLoop"),
+            ]
+        ),
+        .executableTarget(
+            name: "ForeignDriver",
+            dependencies: [
+                .product(name: "MainLoopKit", package: "MainLoop"),
+                .product(name: "MainLoopGLib", package: "MainLoop"),
+            ]
+        ),
         .executableTarget(
             name: "HeartbeatService",
             dependencies: [

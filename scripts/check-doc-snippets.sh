@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: every Swift code block of the README, docs/ and the DocC catalogs
 # compiles, in Swift 6 language mode with warnings as errors, against the
-# package's public products (MainLoopKit and the two opt-in ones) as a user
+# package's public products (MainLoopKit and the opt-in ones) as a user
 # would import them. Each block is a program of its own (top-level code, or
 # an @main type). A block that is not Swift source to compile (a
 # Package.swift fragment, a test) says so on the line before its fence:
@@ -57,6 +57,7 @@ let dependencies: [Target.Dependency] = [
     .product(name: "MainLoopKit", package: "MainLoop"),
     .product(name: "MainLoopMetrics", package: "MainLoop"),
     .product(name: "MainLoopServiceLifecycle", package: "MainLoop"),
+    .product(name: "MainLoopGLib", package: "MainLoop"),
     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
 ]
 let package = Package(

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(MainLoop MainLoopJSON SystemNotifications AppLifecycle EngineWire ScenarioReplay FileSupport ServiceLogging
          ControlSocket LinuxSystemEvents SystemBus ServiceKit MainLoopKit
-         MainLoopMetrics MainLoopServiceLifecycle MainLoopNIO)
+         MainLoopMetrics MainLoopServiceLifecycle MainLoopNIO MainLoopGLib)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift package generate-documentation --enable-experimental-combined-documentation \

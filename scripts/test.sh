@@ -8,7 +8,8 @@
 #      (scripts/nio-tests.sh, the NIOTests package), plain and under
 #      ThreadSanitizer;
 #   3. the examples in Examples/, built and run: the heartbeat service, the supervisor, the
-#      NIO bridge, and the template service under systemd-socket-activate driven by
+#      NIO bridge, the GLib bridge (GDBus on a private dbus-daemon), the loop driven by a
+#      GMainLoop, and the template service under systemd-socket-activate driven by
 #      `mainloop ctl`; the static binary to deploy (scripts/build-static.sh),
 #      its start-up functions side by side (scripts/check-startup-layout.py),
 #      run through the tool's own tests; then every Swift snippet of the README, docs/
@@ -70,7 +71,7 @@ fi
 step "cross-thread tests under ThreadSanitizer, with every exclusivity check on (scripts/exclusivity-checked-copy.sh)"
 checked=$(bash scripts/exclusivity-checked-copy.sh)
 bounded 15m swift test --package-path "$checked" --sanitize=thread --scratch-path "$PWD/.build-tsan" \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests|MainLoopGLibTests'
 
 step "MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
 bounded 15m bash scripts/nio-tests.sh
@@ -115,6 +116,39 @@ after 200 ms suspended: 1 reply so far
 reply: 2: sent while suspended (answered on the main loop: true)
 app state when it came: active
 NIO shut down, 2 replies
+stopped cleanly
+EXPECTED
+
+step "the GLib bridge: GDBus, a D-Bus signal and a GLib timeout on the main thread beside MainLoop's work"
+# A private session bus of its own, stopped by its PID.
+bus_dir=$(mktemp -d)
+dbus-daemon --session --fork --address="unix:path=$bus_dir/bus" --print-pid=1 >"$bus_dir/pid"
+glib_bridge=$(bounded 1m Examples/.build/debug/glib-bridge "unix:path=$bus_dir/bus") || { kill "$(cat "$bus_dir/pid")"; exit 1; }
+kill "$(cat "$bus_dir/pid")"
+rm -rf "$bus_dir"
+echo "$glib_bridge"
+# GLib and MainLoop callbacks interleave by timing; each runs on the main thread.
+diff <(LC_ALL=C sort <<<"$glib_bridge") - <<'EXPECTED'
+@MainActor task on the main thread
+GDBus reply to GetId on the main thread
+GDBus reply to RequestName on the main thread
+GDBus signal NameOwnerChanged(org.mainloop.GLibBridge) on the main thread
+GLib timeout on the main thread
+MainLoop timer on the main thread
+stopped cleanly
+EXPECTED
+
+step "the foreign driver: MainLoop's timers, a channel and an app inside a GMainLoop"
+foreign=$(bounded 1m Examples/.build/debug/foreign-driver)
+echo "$foreign"
+diff <(echo "$foreign") - <<'EXPECTED'
+app active, inside GLib's loop
+channel: posted from another thread
+app timer ticked twice while active
+app suspended (by a GLib timeout)
+app timer ticks while suspended: 0
+app active (by a GLib timeout)
+app timer ticked again after the resume: true
 stopped cleanly
 EXPECTED
 

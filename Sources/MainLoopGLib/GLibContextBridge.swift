@@ -2,7 +2,7 @@
 import Glibc
 import MainLoop
 
-/// A GLib main context run by a ``MainLoop/MainRunLoop``: the loop's thread
+/// A GLib main context run by a ``/MainLoop/MainRunLoop``: the loop's thread
 /// is the one thread that waits, for the loop's own work and for GLib's.
 ///
 /// Made by ``MainLoop/MainRunLoop/runGLibContext(_:priority:)``. The bridge
@@ -19,7 +19,7 @@ import MainLoop
 /// Priorities: GLib's own order GLib's sources among themselves, as in GLib
 /// (an iteration dispatches the most urgent ready priority, so idle
 /// sources wait for the rest). Against the loop's work the whole context
-/// runs at the ``MainLoop/LoopPriority`` given when it was attached:
+/// runs at the ``/MainLoop/LoopPriority`` given when it was attached:
 /// `.app` by default, beside posted closures and the app's executor.
 ///
 /// Loop thread only: every method must be called on the loop's thread.

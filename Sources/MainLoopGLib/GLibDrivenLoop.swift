@@ -2,11 +2,11 @@ import CGLib
 import Glibc
 import MainLoop
 
-/// A ``MainLoop/MainRunLoop`` driven by a GLib main loop it does not own: a
+/// A ``/MainLoop/MainRunLoop`` driven by a GLib main loop it does not own: a
 /// `GSource` on the loop's backend descriptor
-/// (``MainLoop/MainRunLoop/backendFileDescriptor()``) whose timeout is the
-/// loop's ``MainLoop/MainRunLoop/nextDeadline`` and whose dispatch is
-/// ``MainLoop/MainRunLoop/dispatchReady()``. The loop's timers, channels,
+/// (``/MainLoop/MainRunLoop/backendFileDescriptor()``) whose timeout is the
+/// loop's ``/MainLoop/MainRunLoop/nextDeadline`` and whose dispatch is
+/// ``/MainLoop/MainRunLoop/dispatchReady()``. The loop's timers, channels,
 /// descriptors and an `Application` on it then run whenever GLib's
 /// `GMainLoop` (or `g_main_context_iteration`) runs the context.
 ///
@@ -33,9 +33,9 @@ public final class GLibDrivenLoop {
     ///   - onError: called once if a dispatch fails (the loop was shut
     ///     down, or is run by `run()` meanwhile); the source is then
     ///     detached.
-    /// - Throws: ``MainLoop/MainLoopError/notDeterministic`` for a
+    /// - Throws: ``/MainLoop/MainLoopError/notDeterministic`` for a
     ///   manual-clock loop (step it with `advance`), and what
-    ///   ``MainLoop/MainRunLoop/backendFileDescriptor()`` throws.
+    ///   ``/MainLoop/MainRunLoop/backendFileDescriptor()`` throws.
     public init(loop: MainRunLoop, context: OpaquePointer? = nil, priority: Int32 = G_PRIORITY_DEFAULT,
                 onError: @escaping (MainLoopError) -> Void) throws(MainLoopError) {
         loop.preconditionInLoop()
