@@ -1,5 +1,6 @@
 import Glibc
 import MainLoop
+import SDEventPeer
 import Testing
 import TestSupport
 
@@ -118,5 +119,65 @@ import TestSupport
         }
         try loop.dispatchReady()
         #expect(refused == .reentrantDispatch)
+    }
+}
+
+/// The same protocol on the real sd-event (libsystemd): an io source on the
+/// backend descriptor and a time source for the next deadline.
+@Suite(.ownThread, .timeLimit(.minutes(2))) struct SDEventDrivenLoopTests {
+    /// What the C driver's callbacks reach; used on the loop's thread only.
+    final class Driven: @unchecked Sendable {
+        let loop: MainRunLoop
+        var finished = false
+        var failure: MainLoopError?
+        init(loop: MainRunLoop) { self.loop = loop }
+    }
+
+    @Test func sdEventRunsTheLoopsTimersPostsAndDescriptors() throws {
+        let loop = try MainRunLoop()
+        let driven = Driven(loop: loop)
+        var log: [String] = []
+        let start = loop.now
+        var timerAt: Duration?
+        loop.scheduleTimer(after: .milliseconds(20)) {
+            timerAt = loop.now - start
+            log.append("timer")
+        }
+        let pipe = TestPipe()
+        let source = try loop.addFileDescriptor(pipe.readEnd, interest: .read) { _ in
+            pipe.drain()
+            log.append("descriptor")
+            try! loop.executeInLoop {
+                log.append("posted in the loop")
+            }
+        }
+        let poster = TestThread {
+            usleep(30_000)
+            pipe.writeByte()
+            usleep(10_000)
+            try! loop.execute { driven.finished = true }
+        }
+        let status = sd_event_peer_drive(try loop.backendFileDescriptor(), { context in
+            let driven = Unmanaged<Driven>.fromOpaque(context!).takeUnretainedValue()
+            guard let deadline = driven.loop.nextDeadline else { return -1 }
+            let remaining = deadline - driven.loop.now
+            guard remaining > .zero else { return 0 }
+            let (seconds, attoseconds) = remaining.components
+            return seconds * 1_000_000 + (attoseconds + 999_999_999_999) / 1_000_000_000_000
+        }, { context in
+            let driven = Unmanaged<Driven>.fromOpaque(context!).takeUnretainedValue()
+            do throws(MainLoopError) { try driven.loop.dispatchReady() } catch {
+                driven.failure = error
+                driven.finished = true
+            }
+        }, { context in
+            Unmanaged<Driven>.fromOpaque(context!).takeUnretainedValue().finished ? 1 : 0
+        }, Unmanaged.passUnretained(driven).toOpaque())
+        poster.join()
+        try source.remove()
+        #expect(status == 0)
+        #expect(driven.failure == nil)
+        #expect(log == ["timer", "descriptor", "posted in the loop"])
+        #expect(try #require(timerAt) >= .milliseconds(20), "a 20 ms loop timer fired early under sd-event")
     }
 }

@@ -151,3 +151,41 @@ int sd_event_peer_child(int pidfd, int *code, int *status) {
     *status = run.status;
     return result < 0 ? result : 0;
 }
+
+struct driver { void (*dispatch)(void *); void *context; };
+
+static int drive_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+    struct driver *driver = userdata;
+    driver->dispatch(driver->context);
+    return 0;
+}
+
+static int drive_time(sd_event_source *source, uint64_t usec, void *userdata) {
+    struct driver *driver = userdata;
+    driver->dispatch(driver->context);
+    return 0;
+}
+
+int sd_event_peer_drive(int fd, int64_t (*deadline_usec)(void *), void (*dispatch)(void *),
+                        int (*done)(void *), void *context) {
+    struct driver driver = { dispatch, context };
+    sd_event *event = NULL;
+    sd_event_source *io = NULL, *timer = NULL;
+    int r = sd_event_new(&event);
+    if (r >= 0) r = sd_event_add_io(event, &io, fd, EPOLLIN, drive_io, &driver);
+    if (r >= 0) r = sd_event_add_time_relative(event, &timer, CLOCK_MONOTONIC, 0, 0, drive_time, &driver);
+    while (r >= 0 && !done(context)) {
+        int64_t deadline = deadline_usec(context);
+        if (deadline < 0) {
+            r = sd_event_source_set_enabled(timer, SD_EVENT_OFF);
+        } else {
+            r = sd_event_source_set_time_relative(timer, (uint64_t)deadline);
+            if (r >= 0) r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
+        }
+        if (r >= 0) r = sd_event_run(event, UINT64_MAX);
+    }
+    sd_event_source_unref(io);
+    sd_event_source_unref(timer);
+    sd_event_unref(event);
+    return r < 0 ? r : 0;
+}

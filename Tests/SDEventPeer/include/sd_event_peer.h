@@ -26,4 +26,12 @@ int sd_event_peer_rate_limited_io(int fd, uint64_t interval_usec, unsigned burst
 /// Watches child `pidfd` (WEXITED) until it ends: its siginfo si_code and si_status.
 int sd_event_peer_child(int pidfd, int *code, int *status);
 
+/// MainLoop driven by sd-event, as the foreign-driver protocol says: an io
+/// source on `fd` (the loop's backend descriptor) and a monotonic time
+/// source re-armed before each iteration for `deadline_usec` (microseconds
+/// from now, negative for none); both call `dispatch`. Iterates until
+/// `done` returns nonzero; returns 0, or a negative errno from sd-event.
+int sd_event_peer_drive(int fd, int64_t (*deadline_usec)(void *), void (*dispatch)(void *),
+                        int (*done)(void *), void *context);
+
 #endif
