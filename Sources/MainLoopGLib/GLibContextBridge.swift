@@ -22,7 +22,10 @@ import MainLoop
 /// runs at the ``/MainLoop/LoopPriority`` given when it was attached:
 /// `.app` by default, beside posted closures and the app's executor.
 ///
-/// Loop thread only: every method must be called on the loop's thread.
+/// Loop thread only: every method must be called on the loop's thread, and
+/// a bridge dropped without ``release()`` releases the context in its
+/// deinit, which then must run on the loop's thread too (GLib lets only the
+/// owner release a context).
 public final class GLibContextBridge {
     /// The context run (`GMainContext *`), referenced until ``release()``.
     public let context: OpaquePointer
@@ -73,7 +76,9 @@ public final class GLibContextBridge {
         g_main_context_ref(context)
         holdsContext = true
         do throws(MainLoopError) {
-            timeout = loop.makeTimer { [unowned self] in iterate() }
+            // Loop timers fire at system priority; GLib's work runs at the
+            // bridge's, so its timeout posts the iteration.
+            timeout = loop.makeTimer { [unowned self] in postIteration() }
             observer = try loop.addObserver(activities: [.beforeWaiting]) { [unowned self] _ in iterate() }
         } catch {
             releaseContext()
