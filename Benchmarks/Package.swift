@@ -21,10 +21,10 @@ let package = Package(
         ),
         // GLib, libuv and sd-event doing what MainLoop's rows of the same
         // name do (Debian's libglib2.0-dev, libuv1-dev, libsystemd-dev).
-        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0"),
+        .systemLibrary(name: "CGLibPeer", pkgConfig: "glib-2.0"),
         .target(
             name: "CLoopPeers",
-            dependencies: ["CGLib"],
+            dependencies: ["CGLibPeer"],
             linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("systemd"), .linkedLibrary("glib-2.0")]
         ),
         .executableTarget(
@@ -43,6 +43,7 @@ let package = Package(
                 "CLoopPeers",
                 .product(name: "MainLoopKit", package: "MainLoop"),
                 .product(name: "MainLoopNIO", package: "MainLoop"),
+                .product(name: "MainLoopGLib", package: "MainLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -42,12 +42,16 @@ public final class GLibContextBridge {
     private var holdsContext = false
     private var observer: LoopObserver?
     private var timeout: LoopTimer?
+    /// Where an iteration is posted when GLib has work ready now.
+    private var iterations: EventChannel<Void>?
     /// The descriptors GLib asked for, by descriptor, with the interest each
     /// is watched for and its source.
     private var watches: [Int32: (interest: Readiness, source: FileDescriptorSource)] = [:]
     /// `g_main_context_query`'s descriptors (grown as GLib asks for more).
     private var pollDescriptors = [GPollFD](repeating: GPollFD(), count: 8)
     private var queriedCount = 0
+    /// The descriptors and conditions the loop's sources were last set up for.
+    private var watchedQuery: [GPollFD] = []
     /// The priority `g_main_context_prepare` reported, passed to query and check.
     private var maxPriority: Int32 = 0
     /// Between prepare/query and check.
@@ -79,6 +83,12 @@ public final class GLibContextBridge {
             // Loop timers fire at system priority; GLib's work runs at the
             // bridge's, so its timeout posts the iteration.
             timeout = loop.makeTimer { [unowned self] in postIteration() }
+            // A channel, not a closure per post: a post then allocates
+            // nothing (the `GLib timeout` rows of `compare`).
+            iterations = try loop.makeChannel(of: Void.self, priority: priority) { [unowned self] in
+                iterationPosted = false
+                iterate()
+            }
             observer = try loop.addObserver(activities: [.beforeWaiting]) { [unowned self] _ in iterate() }
         } catch {
             releaseContext()
@@ -105,8 +115,11 @@ public final class GLibContextBridge {
         // The loop may already be shut down: its sources then read as removed.
         try? observer?.remove()
         _ = timeout?.cancel()
+        try? iterations?.close()
+        iterations = nil
         for watch in watches.values { try? watch.source.remove() }
         watches.removeAll()
+        watchedQuery.removeAll()
         observer = nil
         timeout = nil
         if holdsContext {
@@ -172,23 +185,28 @@ public final class GLibContextBridge {
     /// Work is ready in GLib now: an iteration runs as the loop's work at
     /// the bridge's priority, so the loop does not wait meanwhile.
     private func postIteration() {
-        guard !iterationPosted else { return }
+        guard !iterationPosted, let iterations else { return }
         iterationPosted = true
         do {
-            try loop.executeInLoop(priority: priority) { [weak self] in
-                guard let self else { return }
-                iterationPosted = false
-                iterate()
-            }
+            try iterations.postInLoop(())
         } catch {
-            // Only a loop that is shut down refuses work: nothing runs GLib now.
+            // Only a loop that is shut down (or a closed channel) refuses
+            // work: nothing runs GLib now.
             iterationPosted = false
             releaseContext()
         }
     }
 
     /// Brings the loop's descriptor sources in line with the last query.
+    /// GLib's descriptors rarely change between iterations: when the query
+    /// asked for what the last one did, nothing is rebuilt (the `GLib
+    /// timeout` rows of `compare`).
     private func watchQueriedDescriptors() {
+        if queriedCount == watchedQuery.count, !pollsEveryPass,
+           zip(pollDescriptors, watchedQuery).allSatisfy({ $0.fd == $1.fd && $0.events == $1.events }) {
+            return
+        }
+        watchedQuery = Array(pollDescriptors.prefix(queriedCount))
         pollsEveryPass = false
         var wanted: [Int32: Readiness] = [:]
         for index in 0..<queriedCount {

@@ -3,6 +3,7 @@
 
 #include <glib.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -172,4 +173,117 @@ double peers_sd_event_child_cycle_ns(int children) {
     double elapsed = now_ns() - start;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     return elapsed / (double)children;
+}
+
+// MARK: GLib work, on GLib's loop or on MainLoop's bridge
+
+struct chain { GMainContext *context; long remaining; void (*done)(void *); void *data; };
+
+static gboolean chain_step(gpointer pointer) {
+    struct chain *chain = pointer;
+    if (--chain->remaining == 0) {
+        chain->done(chain->data);
+        g_free(chain);
+        return G_SOURCE_REMOVE;
+    }
+    GSource *next = g_timeout_source_new(0);
+    g_source_set_callback(next, chain_step, chain, NULL);
+    g_source_attach(next, chain->context);
+    g_source_unref(next);
+    return G_SOURCE_REMOVE;
+}
+
+void peers_glib_timeout_chain(GMainContext *context, long count, void (*done)(void *), void *data) {
+    struct chain *chain = g_new(struct chain, 1);
+    *chain = (struct chain){context, count + 1, done, data};
+    chain_step(chain);
+}
+
+struct trips {
+    GMainContext *context;
+    long count, completed;
+    sem_t ran;
+    void (*done)(void *);
+    void *data;
+    pthread_t thread;
+};
+
+static gboolean trip_ran(gpointer pointer) {
+    struct trips *trips = pointer;
+    if (++trips->completed == trips->count) trips->done(trips->data);
+    sem_post(&trips->ran);
+    return G_SOURCE_REMOVE;
+}
+
+static void *trips_thread(void *pointer) {
+    struct trips *trips = pointer;
+    for (long index = 0; index < trips->count; index++) {
+        GSource *source = g_idle_source_new();
+        g_source_set_priority(source, G_PRIORITY_DEFAULT);
+        g_source_set_callback(source, trip_ran, trips, NULL);
+        g_source_attach(source, trips->context);  // wakes the context's owner
+        g_source_unref(source);
+        sem_wait(&trips->ran);
+    }
+    return NULL;
+}
+
+void *peers_glib_cross_thread_start(GMainContext *context, long count, void (*done)(void *), void *data) {
+    struct trips *trips = g_new0(struct trips, 1);
+    trips->context = context;
+    trips->count = count;
+    trips->done = done;
+    trips->data = data;
+    sem_init(&trips->ran, 0, 0);
+    if (pthread_create(&trips->thread, NULL, trips_thread, trips) != 0) { g_free(trips); return NULL; }
+    return trips;
+}
+
+void peers_glib_cross_thread_join(void *handle) {
+    struct trips *trips = handle;
+    pthread_join(trips->thread, NULL);
+    sem_destroy(&trips->ran);
+    g_free(trips);
+}
+
+static void quit_main_loop(void *loop) { g_main_loop_quit(loop); }
+
+/// Starts the cross-thread sender once the GMainLoop runs (and so owns the
+/// context: a sender that found it unowned could run a source itself).
+struct start_trips { GMainContext *context; GMainLoop *loop; long count; void *handle; };
+
+static gboolean start_trips_now(gpointer pointer) {
+    struct start_trips *start = pointer;
+    start->handle = peers_glib_cross_thread_start(start->context, start->count, quit_main_loop, start->loop);
+    return G_SOURCE_REMOVE;
+}
+
+double peers_glib_timeout_chain_ns(long count) {
+    GMainContext *context = g_main_context_new();
+    GMainLoop *loop = g_main_loop_new(context, FALSE);
+    double start = now_ns();
+    peers_glib_timeout_chain(context, count, quit_main_loop, loop);
+    g_main_loop_run(loop);
+    double elapsed = now_ns() - start;
+    g_main_loop_unref(loop);
+    g_main_context_unref(context);
+    return elapsed / (double)count;
+}
+
+double peers_glib_cross_thread_ns(long count) {
+    GMainContext *context = g_main_context_new();
+    GMainLoop *loop = g_main_loop_new(context, FALSE);
+    struct start_trips start = {context, loop, count, NULL};
+    GSource *starter = g_idle_source_new();
+    g_source_set_callback(starter, start_trips_now, &start, NULL);
+    g_source_attach(starter, context);
+    g_source_unref(starter);
+    double begin = now_ns();
+    g_main_loop_run(loop);
+    double elapsed = now_ns() - begin;
+    if (start.handle == NULL) return -1;
+    peers_glib_cross_thread_join(start.handle);
+    g_main_loop_unref(loop);
+    g_main_context_unref(context);
+    return elapsed / (double)count;
 }

@@ -211,7 +211,8 @@ let contenders: [Contender] = ([
     Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000, an observer of every activity") {
         try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16, observed: true)
     },
-] + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 160)).filter { contender in
+] + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 160)
+  + GLibContenders.rows(timeouts: million / 16, roundTrips: million / 64)).filter { contender in
     contender.name == typedName || (only.map { $0.contains { contender.name.contains($0) } } ?? true)
 }
 

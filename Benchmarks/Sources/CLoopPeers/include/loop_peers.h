@@ -19,4 +19,17 @@ double peers_uv_child_cycle_ns(int children);
 double peers_glib_child_cycle_ns(int children);
 double peers_sd_event_child_cycle_ns(int children);
 
+/// GLib work, for GLib run by its own GMainLoop and by MainLoop's bridge
+/// (MainLoopGLib): a chain of 0 ms timeouts (each callback attaches the
+/// next), and sources attached from another thread, each after the last
+/// one ran (a cross-thread wake and its round trip). `done(data)` is
+/// called on the context's thread after the last; the `_ns` forms run a
+/// GMainLoop on a new context and time it.
+typedef struct _GMainContext GMainContext;
+void peers_glib_timeout_chain(GMainContext *context, long count, void (*done)(void *), void *data);
+void *peers_glib_cross_thread_start(GMainContext *context, long count, void (*done)(void *), void *data);
+void peers_glib_cross_thread_join(void *handle);
+double peers_glib_timeout_chain_ns(long count);
+double peers_glib_cross_thread_ns(long count);
+
 #endif
