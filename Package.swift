@@ -140,7 +140,7 @@ let package = Package(
         // The real sd-event (libsystemd, linked) running the sequences the
         // loop's differential tests compare with.
         .target(name: "SDEventPeer", path: "Tests/SDEventPeer", linkerSettings: [.linkedLibrary("systemd")]),
-        .testTarget(name: "MainLoopGLibTests", dependencies: ["MainLoopGLib", "MainLoop", "CGLib", "TestSupport"]),
+        .testTarget(name: "MainLoopGLibTests", dependencies: ["MainLoopGLib", "MainLoop", "CGLib", "ScenarioReplay", "MainLoopJSON", "TestSupport"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON", "TestSupport"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.

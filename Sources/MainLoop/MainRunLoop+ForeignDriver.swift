@@ -63,8 +63,9 @@ extension MainRunLoop {
     /// wait), and arms the timerfd for the earliest timer. Work that work
     /// posts (and descriptors that became ready at the lowest priority
     /// during the pass) wait for the next call, ``nextDeadline`` then being
-    /// ``now``: a callback that always posts cannot hold the loop you run
-    /// it from.
+    /// ``now``: app work that always posts more cannot hold the loop you
+    /// run it from. (Work at a higher priority that keeps posting itself
+    /// holds the pass, as under `run()` it holds all lower-priority work.)
     /// - Throws: ``MainLoopError/shutDown``, ``MainLoopError/reentrantDispatch``
     ///   from a callback or while `run()` runs,
     ///   ``MainLoopError/system(operation:errno:)`` when libevent fails.

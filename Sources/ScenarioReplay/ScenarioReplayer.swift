@@ -84,6 +84,55 @@ public enum ScenarioReplayer {
 }
 
 /// One replay: the loop, the application and the replay app.
+/// A replay run one step at a time, by whoever holds the thread: each
+/// ``step()`` advances the deterministic loop to the next step's instant,
+/// performs it and runs what it made ready, exactly as
+/// ``ScenarioReplayer/replay(_:limits:)`` does in one call (both run the same
+/// session), so a replay can be stepped from another loop's callbacks (a
+/// GLib idle source, say) and still print the same lines.
+public final class ScenarioStepper {
+    private let loop: MainRunLoop
+    private let session: ReplaySession
+    private var next = 0
+    private var finished = false
+
+    /// Prepares `scenario`'s replay; `sink` gets each observation line
+    /// (return false to stop).
+    /// - Throws: ``ScenarioError`` when the scenario cannot start.
+    public init(_ scenario: Scenario, limits: ReplayLimits = ReplayLimits(),
+                sink: @escaping (JSONObject) -> Bool) throws(ScenarioError) {
+        do {
+            loop = try MainRunLoop(deterministic: true)
+        } catch {
+            throw ScenarioError(problem: "the main loop failed: \(error)")
+        }
+        session = try ReplaySession(scenario: scenario, loop: loop, limits: limits, sink: sink)
+    }
+
+    deinit {
+        // The loop is idle here (a step is never in progress in a deinit).
+        try? loop.shutdown()
+    }
+
+    /// Runs the next step; false once the replay is over (then it does nothing).
+    /// - Throws: ``ScenarioError`` when a step fails; the replay is then over.
+    public func step() throws(ScenarioError) -> Bool {
+        guard !finished else { return false }
+        do {
+            let more = try session.runStep(next)
+            next += 1
+            finished = !more
+            return more
+        } catch {
+            finished = true
+            throw error
+        }
+    }
+
+    /// The application's state now.
+    public var state: AppState { session.application.state }
+}
+
 private final class ReplaySession {
     /// Where the lines go, and why the replay ended early, if it did.
     final class Log {
@@ -174,19 +223,29 @@ private final class ReplaySession {
     }
 
     func run() throws(ScenarioError) {
-        for (index, step) in scenario.steps.enumerated() {
-            guard !log.stopped else { return }
-            // What comes due up to and at this instant runs before the step;
-            // a step behind the clock (a blocked callback moved it on) runs
-            // at the clock's time, after what is due by then (BEHAVIOUR.md §7).
-            try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
-            try perform(step, index: index)
-            try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
+        var next = 0
+        while try runStep(next) { next += 1 }
+    }
+
+    /// Runs step `index` (or, one past the last, what is due by the last
+    /// step's instant); false when the replay is over.
+    func runStep(_ index: Int) throws(ScenarioError) -> Bool {
+        guard !log.stopped else { return false }
+        guard index < scenario.steps.count else {
+            // Everything due at or before the last step's instant runs.
+            if index == scenario.steps.count, let last = scenario.steps.last {
+                try drive(index - 1) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(last.at)) }
+            }
+            return false
         }
-        // Everything due at or before the last step's instant runs.
-        if let last = scenario.steps.last, !log.stopped {
-            try drive(scenario.steps.count - 1) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(last.at)) }
-        }
+        let step = scenario.steps[index]
+        // What comes due up to and at this instant runs before the step;
+        // a step behind the clock (a blocked callback moved it on) runs
+        // at the clock's time, after what is due by then (BEHAVIOUR.md §7).
+        try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
+        try perform(step, index: index)
+        try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
+        return true
     }
 
     /// Runs the loop, turning its failures and the replay limit into errors.
