@@ -10,7 +10,9 @@ import SystemNotifications
 /// protected data and wake-ups (logind), low power mode
 /// (power-profiles-daemon) and the network path (NetworkManager), each
 /// posting into `center` so
-/// holding, merging and accounting work as for any other event.
+/// holding, merging and accounting work as for any other event; and memory
+/// warnings from low-memory-monitor where it runs, delivered to the
+/// center's application as `receiveMemoryWarning()`.
 ///
 /// ```swift
 /// let bus = SystemBusSources(center: application.notifications, logger: logger)
@@ -42,6 +44,9 @@ public final class SystemBusSources {
     /// at most once every ``wakeInterval``: a wake that comes sooner runs it
     /// once at the end of the interval.
     public var onWake: () -> Void = {}
+    /// Runs with each low-memory-monitor warning's level (50 low, 100
+    /// medium, 255 critical), after the application received the warning.
+    public var onLowMemoryWarning: (UInt8) -> Void = { _ in }
     /// The shortest time between two runs of ``onWake``.
     public static let wakeInterval = Duration.seconds(1)
     /// How many times the bus was connected to again after it went away.
@@ -63,6 +68,7 @@ public final class SystemBusSources {
     private var logind: LogindSource?
     private var powerProfiles: PowerProfilesSource?
     private var networkManager: NetworkManagerSource?
+    private var lowMemoryMonitor: LowMemoryMonitorSource?
     private var reconnectTimer: LoopTimer?
     private var reconnectDelay = firstReconnect
     private static let firstReconnect = Duration.seconds(1)
@@ -140,6 +146,9 @@ public final class SystemBusSources {
             networkManager = try NetworkManagerSource(bus: connection, timeout: callTimeout, post: post) {
                 problem("network path: \($0)")
             }
+            lowMemoryMonitor = try LowMemoryMonitorSource(bus: connection, timeout: callTimeout, onWarning: { [weak self] level in
+                self?.lowMemoryWarning(level)
+            }) { problem("memory warnings: \($0)") }
         } catch {
             unavailableReason = "cannot subscribe on the system bus: \(error)"
             logger.warning("D-Bus sources off: \(error)")
@@ -168,7 +177,18 @@ public final class SystemBusSources {
         logind = nil
         powerProfiles = nil
         networkManager = nil
+        lowMemoryMonitor = nil
         connection = nil
+    }
+
+    /// low-memory-monitor warned: the application's memory warning.
+    private func lowMemoryWarning(_ level: UInt8) {
+        do {
+            try center.application.receiveMemoryWarning()
+        } catch {
+            refused.log(.error, "memory warning from low-memory-monitor not delivered: \(error)")
+        }
+        onLowMemoryWarning(level)
     }
 
     private func reconnect() {

@@ -9,6 +9,7 @@ Commands (DEST: a unique name to address the signal to, '-' to broadcast, or
     properties PATH INTERFACE JSON DEST     PropertiesChanged(INTERFACE, JSON, [])
     owner NAME OLD NEW DEST COUNT           NameOwnerChanged(NAME, OLD, NEW), COUNT times
     sleep BOOL DEST COUNT                   logind's PrepareForSleep(BOOL), COUNT times
+    warning LEVEL DEST COUNT                low-memory-monitor's LowMemoryWarning(LEVEL), COUNT times
     owner-emit SERVICE PATH INTERFACE MEMBER SIGNATURE JSON-ARGS COUNT
         the daemon owning SERVICE emits the signal itself (dbusmock's EmitSignal)
     owner-properties SERVICE PATH INTERFACE JSON
@@ -77,6 +78,11 @@ def main():
         for _ in range(int(count)):
             send(bus, '/org/freedesktop/login1', 'org.freedesktop.login1.Manager', 'PrepareForSleep', 'b',
                  [value == 'true'], destination)
+    elif command == 'warning':
+        level, destination, count = rest
+        for _ in range(int(count)):
+            send(bus, '/org/freedesktop/LowMemoryMonitor', 'org.freedesktop.LowMemoryMonitor', 'LowMemoryWarning', 'y',
+                 [dbus.Byte(int(level))], destination)
     elif command == 'owner-emit':
         service, path, interface, member, signature, args, count = rest
         mock = bus.get_object(service, path)
