@@ -10,9 +10,11 @@ import SystemNotifications
 /// protected data and wake-ups (logind), low power mode
 /// (power-profiles-daemon) and the network path (NetworkManager), each
 /// posting into `center` so
-/// holding, merging and accounting work as for any other event; and memory
+/// holding, merging and accounting work as for any other event; memory
 /// warnings from low-memory-monitor where it runs, delivered to the
-/// center's application as `receiveMemoryWarning()`.
+/// center's application as `receiveMemoryWarning()`; and sleep: a foreground
+/// app goes to the background before the system sleeps (logind waits for
+/// it, up to ``sleepLimit``) and comes back after the wake.
 ///
 /// ```swift
 /// let bus = SystemBusSources(center: application.notifications, logger: logger)
@@ -47,6 +49,12 @@ public final class SystemBusSources {
     /// Runs with each low-memory-monitor warning's level (50 low, 100
     /// medium, 255 critical), after the application received the warning.
     public var onLowMemoryWarning: (UInt8) -> Void = { _ in }
+    /// How long, at most, the system's sleep waits for the app once logind
+    /// announced it (`PrepareForSleep(true)`): below logind's own default
+    /// limit (`InhibitDelayMaxSec`, 5 s).
+    public var sleepLimit = Duration.seconds(4)
+    /// Whether the sources hold logind's sleep delay now.
+    public var holdsSleepDelay: Bool { logind?.holdsSleepDelay ?? false }
     /// The shortest time between two runs of ``onWake``.
     public static let wakeInterval = Duration.seconds(1)
     /// How many times the bus was connected to again after it went away.
@@ -75,6 +83,11 @@ public final class SystemBusSources {
     private static let longestReconnect = Duration.seconds(30)
     private var wakeTimer: LoopTimer?
     private var lastWake: LoopInstant?
+    /// The sleep in preparation: when it was announced, and logind's `done`.
+    private var sleep: (announced: LoopInstant, done: () -> Void)?
+    /// The app was sent to the background by the sleep: the wake brings it back.
+    private var sentHomeBySleep = false
+    private var sleepCheckTimer: LoopTimer?
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the
     /// standard socket; `address` when given) and starts the sources.
@@ -100,6 +113,7 @@ public final class SystemBusSources {
         // cannot be cancelled; one still scheduled then fires once, for no one.
         reconnectTimer = loop.makeTimer { [weak self] in self?.reconnect() }
         wakeTimer = loop.makeTimer { [weak self] in self?.runWake() }
+        sleepCheckTimer = loop.makeTimer { [weak self] in self?.checkSleepReady() }
         do {
             try connect()
         } catch {
@@ -140,6 +154,10 @@ public final class SystemBusSources {
                 problem("protected data: \($0)")
             }
             logind?.onWake = { [weak self] in self?.wake() }
+            logind?.onPrepareForSleep = { [weak self] done in
+                guard let self else { return done() }
+                prepareForSleep(done)
+            }
             powerProfiles = try PowerProfilesSource(bus: connection, timeout: callTimeout, post: post) {
                 problem("low power mode: \($0)")
             }
@@ -209,7 +227,53 @@ public final class SystemBusSources {
 
     /// logind said the system woke: ``onWake`` now, or at the end of the
     /// interval when it ran less than ``wakeInterval`` ago.
+    /// The system is about to sleep: an app that runs in the foreground
+    /// goes to the background (its `didEnterBackground` runs), and logind
+    /// may go on once the app is suspended (its background work ended) or
+    /// at ``sleepLimit``.
+    private func prepareForSleep(_ done: @escaping () -> Void) {
+        let application = center.application
+        if application.state == .active || application.state == .inactive {
+            do {
+                try application.perform(.home)
+                sentHomeBySleep = true
+            } catch {
+                refused.log(.error, "the app could not go to the background before sleep: \(error)")
+            }
+        }
+        sleep = (application.loop.now, done)
+        checkSleepReady()
+    }
+
+    /// Lets logind sleep once the app is no longer running in the
+    /// background, or the limit has passed; else looks again soon.
+    private func checkSleepReady() {
+        guard let (announced, done) = sleep else { return }
+        let loop = center.application.loop
+        if center.application.state != .background || loop.now - announced >= sleepLimit {
+            sleep = nil
+            _ = sleepCheckTimer?.cancel()
+            done()
+        } else {
+            sleepCheckTimer?.schedule(after: min(.milliseconds(50), sleepLimit - (loop.now - announced)))
+        }
+    }
+
     private func wake() {
+        // The sleep is over (logind did not wait, or we were late).
+        if let (_, done) = sleep {
+            sleep = nil
+            _ = sleepCheckTimer?.cancel()
+            done()
+        }
+        if sentHomeBySleep {
+            sentHomeBySleep = false
+            do {
+                try center.application.perform(.foreground)
+            } catch {
+                refused.log(.error, "the app could not come back after sleep: \(error)")
+            }
+        }
         let loop = center.application.loop
         guard wakeTimer?.isScheduled == false else { return }  // one is due already
         if let lastWake, loop.now < lastWake.advanced(by: Self.wakeInterval) {

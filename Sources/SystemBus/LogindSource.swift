@@ -20,12 +20,34 @@ import SystemNotifications
 ///   ``onWake`` runs so the time source re-checks the clock and the zone
 ///   (a wake is a cue, not a kind of its own). Rate-limit what it does:
 ///   ServiceKit's `SystemBusSources` runs it at most once a second.
+/// - Sleep: while logind runs, the source holds a delay inhibitor
+///   (`Inhibit("sleep", …, "delay")`), so logind waits before suspending.
+///   `PrepareForSleep(true)` runs ``onPrepareForSleep``, whose `done`
+///   releases the inhibitor (logind suspends then, or at its own limit,
+///   `InhibitDelayMaxUSec`); a new one is taken after the wake, and when
+///   logind restarts.
 ///
 /// Loop thread only.
 public final class LogindSource {
     /// Runs when the system wakes from sleep.
     public var onWake: () -> Void = {}
+    /// Runs when the system is about to sleep; call `done` when ready (once).
+    public var onPrepareForSleep: (_ done: @escaping () -> Void) -> Void = { $0() }
+    /// Whether the delay inhibitor is held now.
+    public var holdsSleepDelay: Bool { sleepDelay >= 0 }
     private var watch: DaemonPropertiesWatch?
+    private let bus: SystemBusConnection
+    private let timeout: Duration
+    private let onProblem: (String) -> Void
+    /// The inhibitor's descriptor (logind waits while it is open), or -1.
+    private var sleepDelay: Int32 = -1
+    /// Asked for and not answered yet.
+    private var sleepDelayRequested = false
+    /// Each PrepareForSleep(true) and its `done`: a `done` from before a
+    /// wake must not release the inhibitor taken after it.
+    private var sleepGeneration = 0
+    static let service = "org.freedesktop.login1"
+    static let manager = "/org/freedesktop/login1"
 
     /// The properties read, with their kinds.
     public static let schema = DBusPropertySchema(["LockedHint": .bool])
@@ -45,8 +67,11 @@ public final class LogindSource {
     public init(bus: SystemBusConnection, sessionID: String? = ProcessSession.id, timeout: Duration = .seconds(5),
                 post: @escaping (SystemEvent, _ initial: Bool) -> Void,
                 onProblem: @escaping (String) -> Void) throws(DBusError) {
-        let service = "org.freedesktop.login1"
-        let manager = "/org/freedesktop/login1"
+        let service = Self.service
+        let manager = Self.manager
+        self.bus = bus
+        self.timeout = timeout
+        self.onProblem = onProblem
         post(.protectedData(available: false), true)
         var spec = DaemonPropertiesWatch.Spec(
             service: service, interface: "org.freedesktop.login1.Session", schema: Self.schema,
@@ -70,14 +95,71 @@ public final class LogindSource {
             } catch {
                 return onProblem("a PrepareForSleep was ignored: \(error)")
             }
-            if going == false { self?.onWake() }  // true: going to sleep
+            switch going {
+            case true: self?.prepareForSleep()
+            case false: self?.woke()
+            default: break
+            }
         }]
-        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { properties, initial in
+        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { [weak self] properties, initial in
             for event in Self.events(from: properties) { post(event, initial) }
-        }, onProblem: onProblem, onAbsent: { left in
+            if initial { self?.takeSleepDelay() }  // logind is there (again)
+        }, onProblem: onProblem, onAbsent: { [weak self] left in
             // Not there at start: no lock service on this system. Gone: unknown, so closed.
             post(.protectedData(available: !left), !left)
+            self?.releaseSleepDelay()
         })
+    }
+
+    deinit { releaseSleepDelay() }
+
+    private func prepareForSleep() {
+        sleepGeneration += 1
+        let generation = sleepGeneration
+        var called = false
+        onPrepareForSleep { [weak self] in
+            guard !called, let self, generation == sleepGeneration else { return }
+            called = true
+            releaseSleepDelay()
+        }
+    }
+
+    private func woke() {
+        sleepGeneration += 1
+        takeSleepDelay()
+        onWake()
+    }
+
+    /// Asks logind for a delay inhibitor, unless one is held or asked for.
+    private func takeSleepDelay() {
+        guard sleepDelay < 0, !sleepDelayRequested else { return }
+        sleepDelayRequested = true
+        bus.call(destination: Self.service, path: Self.manager, interface: "org.freedesktop.login1.Manager", member: "Inhibit",
+                 arguments: [.string("sleep"), .string("MainLoop"),
+                             .string("the app goes to the background before the system sleeps"), .string("delay")],
+                 timeout: timeout) { [weak self] reply in
+            guard let self else { return }
+            sleepDelayRequested = false
+            let descriptor: Int32
+            do {
+                guard case .unixFD(let received)? = try reply.get().values(expecting: "h").first else {
+                    return onProblem("no sleep delay: logind's reply carries no descriptor")
+                }
+                // The message owns the descriptor it carries: keep a copy.
+                descriptor = fcntl(received, F_DUPFD_CLOEXEC, 3)
+                guard descriptor >= 0 else { return onProblem("no sleep delay: dup failed (errno \(errno))") }
+            } catch {
+                return onProblem("no sleep delay: \(error)")
+            }
+            if sleepDelay >= 0 { close(descriptor) } else { sleepDelay = descriptor }
+        }
+    }
+
+    /// Lets logind go on to sleep (closing the inhibitor's descriptor).
+    private func releaseSleepDelay() {
+        guard sleepDelay >= 0 else { return }
+        close(sleepDelay)
+        sleepDelay = -1
     }
 
     /// The events a set of (changed) session properties stands for.
