@@ -75,7 +75,9 @@ public final class LogindSource {
         post(.protectedData(available: false), true)
         var spec = DaemonPropertiesWatch.Spec(
             service: service, interface: "org.freedesktop.login1.Session", schema: Self.schema,
-            resolvePath: { bus, owner, timeout, done in
+            resolvePath: { [weak self] bus, owner, timeout, done in
+                // logind is there (again): the sleep delay does not depend on a session.
+                self?.takeSleepDelay()
                 let member = sessionID == nil ? "GetSessionByPID" : "GetSession"
                 let argument: DBusArgument = sessionID.map { .string($0) } ?? .uint32(UInt32(getpid()))
                 bus.call(destination: owner, path: manager, interface: "org.freedesktop.login1.Manager", member: member,
@@ -101,9 +103,8 @@ public final class LogindSource {
             default: break
             }
         }]
-        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { [weak self] properties, initial in
+        watch = try DaemonPropertiesWatch(bus: bus, spec: spec, timeout: timeout, onProperties: { properties, initial in
             for event in Self.events(from: properties) { post(event, initial) }
-            if initial { self?.takeSleepDelay() }  // logind is there (again)
         }, onProblem: onProblem, onAbsent: { [weak self] left in
             // Not there at start: no lock service on this system. Gone: unknown, so closed.
             post(.protectedData(available: !left), !left)

@@ -63,6 +63,18 @@ struct SleepTests {
         #expect(eventually(timeout: 10) { (try? Self.sleepInhibitors(bus)) == 1 }, "taken again after the wake")
     }
 
+    /// The sleep delay does not depend on the session: with a session
+    /// logind's mock has no object for (its `GetSession` answers any name),
+    /// whose properties are never read, the delay is held all the same.
+    @Test func theDelayDoesNotWaitForTheSession() throws {
+        let bus = try PrivateSystemBus(policy: .system)
+        try SystemBusSourcesTests.startDaemons(bus)
+        let rig = try HostileBusTests.Rig(bus: bus, session: "c9")
+        defer { try? rig.stop() }
+        #expect(eventually(timeout: 10) { (try? Self.sleepInhibitors(bus)) == 1 }, "\(rig.problems.value)")
+        #expect(rig.value(.protectedData) == "unavailable", "fails closed while the session is not read")
+    }
+
     /// An app that keeps running in the background (a background task
     /// that does not end) holds the sleep up to the limit, no longer.
     @Test func theSleepWaitsForTheAppNoLongerThanTheLimit() throws {
