@@ -64,7 +64,11 @@ struct PowerAndNetworkSourcesTests {
         try Self.startDaemons(bus)
         let rig = try HostileBusTests.Rig(bus: bus)
         defer { try? rig.stop() }
-        #expect(eventually(timeout: 10) { rig.value(.networkPath) == "requiresConnection" && rig.uniqueName != nil })
+        // Both daemons read before the launch: a value read after it is a
+        // change, notified (under load power-profiles-daemon's came late).
+        #expect(eventually(timeout: 10) {
+            rig.value(.networkPath) == "requiresConnection" && rig.value(.lowPowerMode) == true && rig.uniqueName != nil
+        })
         try rig.onLoop { try $0.application.perform(.launch) }
         let me = try #require(rig.uniqueName)
         for destination in ["-", me] {
