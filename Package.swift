@@ -140,7 +140,8 @@ let package = Package(
         // The real sd-event (libsystemd, linked) running the sequences the
         // loop's differential tests compare with.
         .target(name: "SDEventPeer", path: "Tests/SDEventPeer", linkerSettings: [.linkedLibrary("systemd")]),
-        .testTarget(name: "MainLoopGLibTests", dependencies: ["MainLoopGLib", "MainLoop", "CGLib", "ScenarioReplay", "MainLoopJSON", "TestSupport"]),
+        .testTarget(name: "MainLoopGLibTests", dependencies: ["MainLoopGLib", "MainLoop", "CGLib", "ScenarioReplay", "MainLoopJSON", "FileSupport",
+                                                             "TestSupport"]),
         .testTarget(name: "MainLoopJSONTests", dependencies: ["MainLoopJSON", "TestSupport"]),
         // Helpers shared by test targets (a seeded generator, child
         // processes); not products.
@@ -166,7 +167,7 @@ let package = Package(
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",
-            dependencies: ["ScenarioReplay", "EngineWire", "SystemNotifications", "MainLoopJSON", "TestSupport"],
+            dependencies: ["ScenarioReplay", "EngineWire", "SystemNotifications", "MainLoopJSON", "FileSupport", "TestSupport"],
             // Scenario files are data read from the source tree, not resources.
             exclude: ["Conformance", "Malformed"]
         ),

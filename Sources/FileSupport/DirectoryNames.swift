@@ -11,9 +11,18 @@ public enum DirectoryNames {
         defer { closedir(entries) }
         var names: [String] = []
         while names.count < limit, let entry = readdir(entries) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = Self.name(of: entry)
             if include(name) { names.append(name) }
         }
         return names
+    }
+
+    /// The name of a `readdir` entry, read where it lies. Not
+    /// `entry.pointee.d_name`: that copies the whole 256-byte field, past
+    /// the end of a short record, and past glibc's buffer (a crash) when the
+    /// record is its last (Foundation's `Process.run` crashed so).
+    public static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return String(cString: UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self))
     }
 }

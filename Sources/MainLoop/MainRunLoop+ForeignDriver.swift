@@ -121,7 +121,10 @@ enum EpollInstances {
         guard let directory = opendir("/proc/self/fd") else { throw systemError("opendir /proc/self/fd") }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // Read where it lies: `entry.pointee.d_name` would copy 256
+            // bytes, past the end of a short record (and of glibc's buffer).
+            let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self))
             guard let descriptor = Int32(name), link(of: name) == "anon_inode:[eventpoll]" else { continue }
             let targets = watchedDescriptors(of: name)
             if watched.allSatisfy(targets.contains) { return descriptor }

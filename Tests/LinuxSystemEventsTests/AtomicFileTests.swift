@@ -25,15 +25,7 @@ import TestSupport
         let count = read(fd, &buffer, 64)
         close(fd)
         #expect(String(decoding: buffer[0..<max(0, count)], as: UTF8.self) == "{\"v\":2}")
-        let listing = opendir(directory)!
-        var names: [String] = []
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(listing)
+        let names = DirectoryNames.list(directory) { $0 != "." && $0 != ".." }
         #expect(names == ["state.json"])
         #expect(throws: AtomicFile.WriteError.self) { try AtomicFile.write("x", to: directory + "/missing/dir/file") }
     }

@@ -1,4 +1,5 @@
 import CGLib
+import FileSupport
 import Glibc
 import MainLoopJSON
 import ScenarioReplay
@@ -13,14 +14,7 @@ import TestSupport
         let file = "\(#filePath)"
         let tests = String(file[..<file.lastIndex(of: "/")!])
         let directory = tests + "/../ScenarioReplayTests/Conformance"
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var paths: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".json") { paths.append(directory + "/" + name) }
-        }
-        return paths.sorted()
+        return (DirectoryNames.list(directory) { $0.hasSuffix(".json") } ?? []).map { directory + "/" + $0 }.sorted()
     }()
 
     @Test func theConformanceFolderIsFound() {

@@ -1,3 +1,4 @@
+import FileSupport
 import Glibc
 import MainLoopJSON
 import ScenarioReplay
@@ -14,16 +15,7 @@ enum ScenarioFiles {
 
     static func list(_ folder: String) -> [String] {
         let path = directory + "/" + folder
-        guard let handle = opendir(path) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".json") { names.append(path + "/" + name) }
-        }
-        return names.sorted()
+        return (DirectoryNames.list(path) { $0.hasSuffix(".json") } ?? []).map { path + "/" + $0 }.sorted()
     }
 
     static var conformance: [String] { list("Conformance") }
