@@ -22,7 +22,8 @@ import ServiceLogging
 /// Loop thread only; installs signal sources, so one per process.
 public final class JobControl {
     /// Whether the app is home because of SIGTSTP (and SIGCONT brings it back).
-    public private(set) var sentHomeByStop = false
+    public var sentHomeByStop: Bool { sentHome.isAway }
+    private var sentHome = SentHome()
     private let application: Application
     private let reload: () -> Void
     private let logger: Logger
@@ -59,13 +60,10 @@ public final class JobControl {
     }
 
     private func stopRequested() {
-        if application.state == .active || application.state == .inactive {
-            do {
-                try application.perform(.home)
-                sentHomeByStop = true
-            } catch {
-                signalLog.log(.error, "SIGTSTP: cannot send the app home: \(error)")
-            }
+        do {
+            try sentHome.sendHome(application)
+        } catch {
+            signalLog.log(.error, "SIGTSTP: cannot send the app home: \(error)")
         }
         if application.state == .background {
             signalLog.log(.notice, "SIGTSTP: the app has background work open; it is stopped with the process, not suspended")
@@ -76,15 +74,10 @@ public final class JobControl {
 
     private func continued() {
         reload()
-        if sentHomeByStop {
-            sentHomeByStop = false
-            if application.state == .suspended || application.state == .background {
-                do {
-                    try application.perform(.foreground)
-                } catch {
-                    signalLog.log(.error, "SIGCONT: cannot bring the app to the foreground: \(error)")
-                }
-            }
+        do {
+            try sentHome.bringBack(application)
+        } catch {
+            signalLog.log(.error, "SIGCONT: cannot bring the app to the foreground: \(error)")
         }
         signalLog.log(.info, "continued (app \(application.state.rawValue))")
     }

@@ -85,8 +85,8 @@ public final class SystemBusSources {
     private var lastWake: LoopInstant?
     /// The sleep in preparation: when it was announced, and logind's `done`.
     private var sleep: (announced: LoopInstant, done: () -> Void)?
-    /// The app was sent to the background by the sleep: the wake brings it back.
-    private var sentHomeBySleep = false
+    /// The app the sleep sent home: the wake brings it back.
+    private var sentHomeBySleep = SentHome()
     private var sleepCheckTimer: LoopTimer?
 
     /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the
@@ -233,13 +233,10 @@ public final class SystemBusSources {
     /// at ``sleepLimit``.
     private func prepareForSleep(_ done: @escaping () -> Void) {
         let application = center.application
-        if application.state == .active || application.state == .inactive {
-            do {
-                try application.perform(.home)
-                sentHomeBySleep = true
-            } catch {
-                refused.log(.error, "the app could not go to the background before sleep: \(error)")
-            }
+        do {
+            try sentHomeBySleep.sendHome(application)
+        } catch {
+            refused.log(.error, "the app could not go to the background before sleep: \(error)")
         }
         sleep = (application.loop.now, done)
         checkSleepReady()
@@ -266,13 +263,10 @@ public final class SystemBusSources {
             _ = sleepCheckTimer?.cancel()
             done()
         }
-        if sentHomeBySleep {
-            sentHomeBySleep = false
-            do {
-                try center.application.perform(.foreground)
-            } catch {
-                refused.log(.error, "the app could not come back after sleep: \(error)")
-            }
+        do {
+            try sentHomeBySleep.bringBack(center.application)
+        } catch {
+            refused.log(.error, "the app could not come back after sleep: \(error)")
         }
         let loop = center.application.loop
         guard wakeTimer?.isScheduled == false else { return }  // one is due already
