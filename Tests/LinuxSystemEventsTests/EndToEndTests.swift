@@ -14,7 +14,7 @@ import TestSupport
         writeFile(locale, "LANG=en_US.UTF-8\n")
         writeFile(defaults, #"{"fontSize":12,"theme":"light"}"#)
         _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let service = Process()
+        let service = TestProcess()
         service.executableURL = URL(fileURLWithPath: BuiltTool.path)
         service.arguments = ["run", "--socket", socket, "--defaults-file", defaults, "--locale-file", locale,
                              "--zone-file", directory.file("localtime")]
@@ -71,7 +71,7 @@ import TestSupport
     @Test func runInTheBackgroundRejectsALaterLaunch() throws {
         let directory = TemporaryDirectory()
         let socket = directory.file("s.sock")
-        let service = Process()
+        let service = TestProcess()
         service.executableURL = URL(fileURLWithPath: BuiltTool.path)
         service.arguments = ["run", "--background", "--socket", socket, "--defaults-file", directory.file("d.json"),
                              "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]

@@ -252,8 +252,7 @@ extension HostileClientTests {
 }
 
 /// `mainloop ARGS...` spawned with no signal blocked and default signal
-/// actions, as a shell or systemd starts it (Foundation's `Process` leaves
-/// signals blocked in the child, which hides what a signal does).
+/// actions, as a shell or systemd starts it.
 func spawnWithDefaultSignals(_ arguments: [String]) throws -> pid_t {
     try spawnWithDefaultSignals(BuiltTool.path, arguments)
 }
@@ -278,7 +277,7 @@ func spawnWithDefaultSignals(_ executable: String, _ arguments: [String]) throws
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    guard closeFrom(&actions, 3) == 0 else { throw TestFailure("posix_spawn_file_actions_addclosefrom_np failed") }
+    guard addCloseFrom(&actions, 3) == 0 else { throw TestFailure("posix_spawn_file_actions_addclosefrom_np failed") }
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid = pid_t()
@@ -287,14 +286,6 @@ func spawnWithDefaultSignals(_ executable: String, _ arguments: [String]) throws
     return pid
 }
 
-/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's
-/// Glibc module does not declare.
-private let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-        fatalError("this glibc lacks posix_spawn_file_actions_addclosefrom_np")
-    }
-    return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-}()
 
 /// Reaps `pid`: its exit code, or 128 + the signal that ended it (as a
 /// shell reports it). A child still running after 60 s is killed, reaped,
@@ -318,7 +309,7 @@ func exitStatus(of pid: pid_t, sourceLocation: SourceLocation = #_sourceLocation
     }
 
     @Test func aProcessThatHangsIsKilledAndReported() throws {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sleep")
         process.arguments = ["600"]
         try process.run()
@@ -329,7 +320,7 @@ func exitStatus(of pid: pid_t, sourceLocation: SourceLocation = #_sourceLocation
     @Test func aChildThatExitsInTimeKeepsItsStatus() throws {
         let (status, inTime) = reap(try spawnWithDefaultSignals("/bin/sh", ["-c", "exit 3"]))
         #expect(inTime && status == 3)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/true")
         try process.run()
         #expect(process.waitForExit() && process.statusIfEnded == 0)
@@ -568,7 +559,7 @@ extension HostileClientTests {
         let directory = TemporaryDirectory()
         let environment = ["XDG_RUNTIME_DIR": "", "TMPDIR": directory.path]
         let privateDirectory = directory.file("mainloop-\(getuid())")
-        let service = Process()
+        let service = TestProcess()
         service.executableURL = URL(fileURLWithPath: BuiltTool.path)
         service.arguments = ["run", "--defaults-file", directory.file("d.json"),
                              "--locale-file", directory.file("locale"), "--zone-file", directory.file("localtime")]
@@ -620,7 +611,7 @@ extension HostileClientTests {
         let directory = TemporaryDirectory()
         chmod(directory.path, 0o777)
         let socket = directory.file("s.sock")
-        let squatter = Process()
+        let squatter = TestProcess()
         squatter.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         squatter.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", BuiltTool.path,
                               "run", "--socket", socket, "--defaults-file", directory.file("d.json"),

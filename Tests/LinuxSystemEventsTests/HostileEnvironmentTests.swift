@@ -133,7 +133,7 @@ import TestSupport
         let service = try ServiceProcess(directory: directory, standardError: FileHandle(forWritingAtPath: log) as Any)
         #expect(service.firstOKReply(within: 5) != nil)
         chmod(service.socket, 0o666)
-        let flood = Process()
+        let flood = TestProcess()
         flood.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         flood.arguments = ["-c", """
             import os, socket, time
@@ -230,7 +230,7 @@ import TestSupport
     /// directory) is removed by the next run; a live process's is kept.
     @Test func leftoversOfAKilledRunAreCleanedUp() throws {
         let directory = TemporaryDirectory()
-        let dead = Process()
+        let dead = TestProcess()
         dead.executableURL = URL(fileURLWithPath: "/bin/true")
         try dead.run()
         #expect(dead.waitForExit())
@@ -262,7 +262,7 @@ import TestSupport
         let directory = TemporaryDirectory()
         let component = "mainloop-relative-\(getpid())"
         defer { rmdir("/" + component + "/nested"); rmdir("/" + component) }
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: BuiltTool.path)
         process.arguments = ["defaults", "--file", "\(component)/nested/d.json", "write", "k", "1"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
@@ -272,7 +272,7 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: directory.file("\(component)/nested/d.json")))
         #expect(!FileManager.default.fileExists(atPath: "/" + component), "nothing was created at /")
         let home = TemporaryDirectory()
-        let relative = Process()
+        let relative = TestProcess()
         relative.executableURL = URL(fileURLWithPath: BuiltTool.path)
         relative.arguments = ["defaults", "write", "k", "2"]
         relative.currentDirectoryURL = URL(fileURLWithPath: directory.path)

@@ -66,7 +66,7 @@ import TestSupport
         let directory = TemporaryDirectory()
         let path = directory.file("shared.json")
         let writers = try (0..<2).map { writer in
-            let process = Process()
+            let process = TestProcess()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "for i in $(seq 0 24); do \"$0\" defaults --file \"$1\" write w\(writer)-$i $i || exit 1; done",
                                  BuiltTool.path, path]

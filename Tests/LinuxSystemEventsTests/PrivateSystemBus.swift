@@ -20,8 +20,8 @@ final class PrivateSystemBus {
     let directory = TemporaryDirectory()
     let address: String
     private let socket: String
-    private var daemon: Process?
-    private var mocks: [String: Process] = [:]
+    private var daemon: TestProcess?
+    private var mocks: [String: TestProcess] = [:]
 
     init(policy: Policy = .permissive) throws {
         socket = directory.file("bus")
@@ -88,7 +88,7 @@ final class PrivateSystemBus {
     /// Starts dbus-daemon on the bus's socket and waits until it listens.
     private func startDaemon() throws {
         unlink(socket)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         process.arguments = ["--config-file=\(directory.file("bus.conf"))", "--nofork"]
         process.standardOutput = FileHandle.nullDevice
@@ -121,7 +121,7 @@ final class PrivateSystemBus {
 
     /// Starts a python-dbusmock template as the daemon owning `name`.
     func startMock(_ template: String, name: String, parameters: String? = nil) throws {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-m", "dbusmock", "--system", "-t", template] + (parameters.map { ["-p", $0] } ?? [])
         process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
@@ -154,10 +154,9 @@ final class PrivateSystemBus {
         try busctl(["call", service, path, "org.freedesktop.DBus.Mock", method, signature] + arguments)
     }
 
-    /// SIGKILL: Foundation's `Process` starts its children with the
-    /// signals blocked, so dbus-daemon and the mocks never see a SIGTERM
-    /// (each stop used to wait 5 s for nothing before killing them).
-    private static func stop(_ process: Process) {
+    /// SIGKILL: no test reads anything the bus or a mock would do on a
+    /// clean exit, and a stop then never waits.
+    private static func stop(_ process: TestProcess) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitForExit(within: 10)

@@ -13,8 +13,8 @@ import TestSupport
         let directory = TemporaryDirectory()
         let file = directory.file("million.json")
         writeFile(file, #"{"steps": [{"at": 0, "lifecycle": "launch"}, {"at": 0, "app": {"timer": "t", "every": 0.000001}}, {"at": 1, "input": "x"}]}"#)
-        // posix_spawn, not Foundation's Process, so this test reaps the
-        // child itself and gets its exit status.
+        // posix_spawn directly: the test reads the child's pipe as it
+        // streams, and reaps the child itself for its exit status.
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         var actions = posix_spawn_file_actions_t()

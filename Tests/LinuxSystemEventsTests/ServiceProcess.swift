@@ -9,7 +9,7 @@ import MainLoopJSON
 final class ServiceProcess {
     let directory: TemporaryDirectory
     let socket: String
-    let process = Process()
+    let process = TestProcess()
 
     /// - Parameters:
     ///   - directory: where the socket, defaults, locale and zone files go

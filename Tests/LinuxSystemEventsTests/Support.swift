@@ -32,7 +32,7 @@ enum BuiltTool {
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = [:], prefix: [String] = []) throws
         -> (status: Int32, output: String, error: String) {
-        let process = Process()
+        let process = TestProcess()
         if prefix.isEmpty {
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = arguments
@@ -49,7 +49,7 @@ enum BuiltTool {
 @discardableResult
 func runToCompletion(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
     -> (status: Int32, output: String, error: String) {
-    let process = Process()
+    let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
@@ -61,7 +61,7 @@ func runToCompletion(_ executable: String, _ arguments: [String], environment: [
 /// stall the child). A child still running after `timeout` seconds is
 /// killed (SIGKILL, status 9), and its stderr says so: a hung child fails
 /// its test instead of hanging the run.
-func runToCompletion(_ process: Process, timeout: Double = 60) throws -> (status: Int32, output: String, error: String) {
+func runToCompletion(_ process: TestProcess, timeout: Double = 60) throws -> (status: Int32, output: String, error: String) {
     let output = Pipe(), error = Pipe()
     process.standardOutput = output
     process.standardError = error
@@ -75,14 +75,9 @@ func runToCompletion(_ process: Process, timeout: Double = 60) throws -> (status
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
     defer { watchdog.cancel() }
     let errorText = Locked(Data())
-    let drained = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
-        let data = error.fileHandleForReading.readDataToEndOfFile()
-        errorText.mutate { $0 = data }
-        drained.signal()
-    }
+    let drain = TestThread { errorText.mutate { $0 = error.fileHandleForReading.readDataToEndOfFile() } }
     let out = output.fileHandleForReading.readDataToEndOfFile()
-    drained.wait()
+    drain.join()
     process.waitForExit(within: 10)
     var errors = String(decoding: errorText.value, as: UTF8.self)
     if timedOut.value { errors += "\n(killed by the test: still running after \(timeout) s)" }

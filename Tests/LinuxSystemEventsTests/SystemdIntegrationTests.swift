@@ -176,7 +176,7 @@ final class Locked<Value>: @unchecked Sendable {
             let text = try String(contentsOf: repository.appendingPathComponent("systemd/\(unit)"), encoding: .utf8)
             writeFile(directory.file(unit), text.replacingOccurrences(of: "/usr/local/bin/mainloop", with: BuiltTool.path))
         }
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
         process.arguments = ["verify", "--man=no", directory.file("mainloop.socket"), directory.file("mainloop.service")]
         let errors = Pipe()
@@ -201,11 +201,8 @@ final class Locked<Value>: @unchecked Sendable {
         let activator = try #require(Self.activator, "systemd-socket-activate is installed by scripts/setup.sh")
         let directory = TemporaryDirectory()
         let socketPath = directory.file("activated.sock")
-        // Not through Foundation's `Process`: systemd-socket-activate closes
-        // every descriptor it inherits, the one Foundation learns of a
-        // child's exit through among them, and Foundation's one thread that
-        // reaps children would then block in waitpid() on it until it
-        // exits: no other test's `Process` would be seen to end meanwhile.
+        // Started as systemd starts a unit: no signal blocked, default
+        // signal actions, output on /dev/null.
         let pid = try spawnWithDefaultSignals(activator, ["-l", socketPath, "--fdname=control", BuiltTool.path, "run",
                                                           "--defaults-file", directory.file("d.json"),
                                                           "--locale-file", directory.file("locale"),

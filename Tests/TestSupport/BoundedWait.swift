@@ -1,41 +1,14 @@
 import Foundation
 import Glibc
 
-/// Waits for child processes with a deadline. A test never blocks forever
-/// on a child: a hung child is killed and its test fails, named, where
-/// `waitUntilExit()` or a bare `waitpid` would hang the whole run (two such
-/// hangs hold both of Swift Testing's threads on this machine, and then no
-/// test finishes at all).
-extension Process {
-    /// Waits up to `seconds` for the process to end; if it has not, prints
-    /// what it was doing (`printStacks`, unless `diagnose` is false),
-    /// kills it (SIGKILL) and waits up to 10 s more.
-    /// - Returns: whether it ended by itself within `seconds`.
-    @discardableResult
-    public func waitForExit(within seconds: Double = 60, diagnose: Bool = true) -> Bool {
-        if whileRunning(upTo: seconds) { return true }
-        if diagnose { printStacks(of: processIdentifier, after: seconds) }
-        kill(processIdentifier, SIGKILL)
-        _ = whileRunning(upTo: 10)
-        return false
-    }
+// Waits for child processes with a deadline. A test never blocks forever
+// on a child: a hung child is killed and its test fails, named, where a
+// bare `waitpid` would hang the whole run (two such hangs hold both of
+// Swift Testing's threads on this machine, and then no test finishes at
+// all). `TestProcess.waitForExit(within:diagnose:)` does the same for a
+// `TestProcess`.
 
-    /// The exit status (or the signal) once the process has ended; nil
-    /// while Foundation still counts it as running (where reading
-    /// `terminationStatus` would trap).
-    public var statusIfEnded: Int32? { isRunning ? nil : terminationStatus }
-
-    private func whileRunning(upTo seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while isRunning {
-            guard Date() < deadline else { return false }
-            usleep(5_000)
-        }
-        return true
-    }
-}
-
-/// Reaps child `pid` (one started with `posix_spawn`, not `Process`),
+/// Reaps child `pid` (one started with `posix_spawn`, not a `TestProcess`),
 /// waiting at most `seconds`; a child still running then is described
 /// (`printStacks`, unless `diagnose` is false), killed (SIGKILL) and reaped.
 /// - Returns: its exit code, or 128 + the signal that ended it (as a shell
@@ -62,8 +35,7 @@ public func reap(_ pid: pid_t, within seconds: Double = 60, diagnose: Bool = tru
 /// Prints what a child that did not exit was doing (its state and, where
 /// gdb is installed, every thread's stack) to stderr, before it is
 /// killed: a hang that happens once in a hundred runs is then explained
-/// by the run it happened in. `system()` reaps gdb itself, so this works
-/// even when Foundation's reaping thread is the thing that is stuck.
+/// by the run it happened in. `system()` reaps gdb itself.
 public func printStacks(of pid: pid_t, after seconds: Double) {
     let state = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("State:") } ?? "State: unknown"

@@ -18,7 +18,7 @@ public enum BuiltExecutable {
     /// - Returns: the exit status (or the signal, negated) and standard output and error.
     public static func run(_ name: String, _ arguments: [String], timeout: Double = 30) throws
         -> (status: Int32, output: String, error: String) {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: path(name))
         process.arguments = arguments
         let output = Pipe(), error = Pipe()
@@ -28,8 +28,11 @@ public enum BuiltExecutable {
         // SIGKILL, not SIGTERM: a hung child may not answer SIGTERM.
         let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        // stderr drained on a thread of its own, so neither pipe can fill and stall the child.
+        nonisolated(unsafe) var err = Data()
+        let drain = TestThread { err = error.fileHandleForReading.readDataToEndOfFile() }
         let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
+        drain.join()
         process.waitForExit(within: 10)
         watchdog.cancel()
         guard !process.isRunning else { return (-SIGKILL, String(decoding: out, as: UTF8.self), "still running after SIGKILL") }
