@@ -122,6 +122,9 @@ private final class DemoRun {
                 "ctl significantTimeChange clockSet   (injected: really setting the clock needs root)")
         try ctl(["system": ["batteryState": "charging"]], "ctl batteryState charging")
         try ctl(["system": ["batteryState": "unplugged"]], "ctl batteryState unplugged   (back to where it was)")
+        try ctl(["system": ["lowPowerMode": true]], "ctl lowPowerMode true")
+        try ctl(["system": ["thermalState": "fair"]], "ctl thermalState fair")
+        try ctl(["system": ["thermalState": "serious"]], "ctl thermalState serious")
         try ctl(["input": "tap-1"], "ctl input tap-1")
         let state = try ctl(["query": "state"], "ctl state")
         timeline.note("state \(state["state"]?.stringValue ?? "?"), holding \(state["holding"]?.jsonText ?? "?"), "

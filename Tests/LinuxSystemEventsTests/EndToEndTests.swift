@@ -95,6 +95,8 @@ import TestSupport
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.contains("orientationDidChange {\"orientation\":\"landscapeRight\"}   ← merged from 3 events"))
         #expect(result.output.contains("userDefaultsDidChange {\"changed\":{\"fontSize\":16}}   ← merged from 4 events"))
+        #expect(result.output.contains("thermalStateDidChange {\"thermalState\":\"serious\"}   ← merged from 2 events"))
+        #expect(result.output.contains("powerStateDidChange {\"lowPowerMode\":true}"))
         #expect(result.output.contains("input discarded: tap-1"))
         #expect(result.output.contains("input delivered: tap-2"))
     }
