@@ -17,6 +17,8 @@ final class AppRun {
     var tasks: [BackgroundTask] = []
     /// Running background services.
     var services: Set<BackgroundMode> = []
+    /// Scheduled background work: launch handlers, waiting requests, the running task.
+    var scheduledWork = ScheduledWork()
     /// The voip keep-alive handler, if set.
     var keepAliveHandler: (() -> Void)?
     /// App timers, owned here so a timer fires even if the app drops its handle.
@@ -67,6 +69,8 @@ final class AppRun {
         tasks.removeAll()
         services.removeAll()
         keepAliveHandler = nil
+        scheduledWork.running?.endedBySystem()
+        scheduledWork = ScheduledWork()
         timers.removeAll()
         missedTimers.removeAll()
         deferredWork.removeAll()

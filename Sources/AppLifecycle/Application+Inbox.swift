@@ -13,6 +13,7 @@ extension Application {
     @inline(__always)
     func leaveEngine(transition: Bool = false) {
         if activity.leave(transition: transition) { applyPendingInputs() }
+        if scheduledWorkAwaitsConditions && activity.isIdle { scheduledWorkConditionsMayHaveChanged() }
     }
 
     /// Applies every input that is waiting in the inbox (queued on the loop

@@ -129,5 +129,6 @@ extension Application {
     @inline(__always)
     func leaveEngineToIdle() {
         if activity.leaveToIdle() { applyPendingInputs() }
+        if scheduledWorkAwaitsConditions { scheduledWorkConditionsMayHaveChanged() }
     }
 }

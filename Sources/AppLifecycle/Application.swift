@@ -89,6 +89,15 @@ public final class Application {
     private(set) var backgroundLimitTimer: LoopTimer!
     /// Fires the keep-alive (its schedule belongs to the run's handler).
     private(set) var keepAliveTimer: LoopTimer!
+    /// Starts due scheduled work (at the next begin, or at once to look again).
+    private(set) var scheduledWorkTimer: LoopTimer!
+    /// The running scheduled task's expiration (limit − lead) and limit.
+    private(set) var scheduledTaskExpirationTimer: LoopTimer!
+    private(set) var scheduledTaskLimitTimer: LoopTimer!
+    /// Whether a due scheduled request waits for external power or a
+    /// network: then each input, once applied, looks whether they hold
+    /// now. Read for every input.
+    @exclusivity(unchecked) var scheduledWorkAwaitsConditions = false
     /// Gives a burst of subjects' storage back, a while after the flush
     /// that freed it (see `giveBackEngineStorage()`).
     private(set) var storageTimer: LoopTimer!
@@ -127,6 +136,9 @@ public final class Application {
         backgroundLimitTimer = loop.makeTimer { [weak self] in self?.backgroundTimeLimitReached() }
         keepAliveTimer = loop.makeTimer { [weak self] in self?.keepAliveFired() }
         storageTimer = loop.makeTimer { [weak self] in self?.giveBackEngineStorage() }
+        scheduledWorkTimer = loop.makeTimer { [weak self] in self?.checkScheduledWork() }
+        scheduledTaskExpirationTimer = loop.makeTimer { [weak self] in self?.scheduledTaskExpirationReached() }
+        scheduledTaskLimitTimer = loop.makeTimer { [weak self] in self?.scheduledTaskLimitReached() }
         inbox = try loop.makeChannel(of: InboxEntry.self, priority: .system) { [weak self] entry in
             self?.applyQueued(entry)
         }
@@ -136,7 +148,8 @@ public final class Application {
         // The loop owns the timers and the inbox; their handlers hold this
         // application weakly, so they are harmless, but their resources are
         // freed on the loop's thread (a hop when released elsewhere).
-        let resources = LoopBound(handingOver: LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer, storageTimer]
+        let resources = LoopBound(handingOver: LoopResources(timers: [expirationTimer, backgroundLimitTimer, keepAliveTimer, storageTimer,
+                                                                      scheduledWorkTimer, scheduledTaskExpirationTimer, scheduledTaskLimitTimer]
                                                               + localNotifications.compactMap(\.timer),
                                                             run: currentRun, inbox: inbox,
                                                             heldMainQueue: holdsMainQueue ? loop : nil),
@@ -256,6 +269,8 @@ public final class Application {
             deliverHeldNotifications()
         case .runKeepAliveHandler:
             runKeepAliveHandler()
+        case .runScheduledTask:
+            launchScheduledTask()
         case .runMissedAppWork:
             runMissedAppWork()
         case .suspendIfIdle:
@@ -275,6 +290,8 @@ public final class Application {
         updateMainQueueHold(from: previous, to: newState)
         updateHoldingMode(for: newState)
         emit(.stateChanged(newState))
+        // Scheduled work waits while the app is in the foreground.
+        if newState == .background || newState == .suspended { scheduleScheduledWorkCheck() }
     }
 
     /// Calls the delegate method, then the lifecycle observers. The
@@ -321,7 +338,7 @@ public final class Application {
     func suspendIfIdle(force: Bool = false) {
         guard force || !activity.isInTransition else { return }
         guard state == .background, let run = currentRun, run.tasks.isEmpty, run.services.isEmpty,
-              let steps = machine.suspend() else { return }
+              run.scheduledWork.running == nil, let steps = machine.suspend() else { return }
         runTransition(steps)
     }
 
@@ -330,6 +347,9 @@ public final class Application {
     private func endApp() {
         stopBackgroundTime()
         keepAliveTimer.cancel()
+        stopScheduledTaskTimers()
+        scheduledWorkTimer.cancel()
+        scheduledWorkAwaitsConditions = false
         if let run = currentRun { droppedAppWorkCount += run.end() }
         phase = .notRunning
         table.discard()

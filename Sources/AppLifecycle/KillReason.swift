@@ -4,6 +4,8 @@ public enum KillReason: String, Sendable, CaseIterable, CustomStringConvertible 
     case didEnterBackgroundTimeout
     /// A background task was still open when background time ran out.
     case backgroundTimeExceeded
+    /// A scheduled task was still running in the background at its time limit.
+    case scheduledTaskTimeExceeded
 
     public var description: String { rawValue }
 }

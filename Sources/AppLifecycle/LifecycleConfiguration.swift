@@ -12,6 +12,10 @@ public struct LifecycleConfiguration: Sendable, Equatable {
     public var minimumKeepAliveTimeout: Duration = .seconds(600)
     /// The keep-alive handler must return within this, or the app is suspended again.
     public var keepAliveHandlerLimit: Duration = .seconds(10)
+    /// A scheduled app refresh must complete within this (BEHAVIOUR.md §3).
+    public var appRefreshTaskLimit: Duration = .seconds(30)
+    /// A scheduled processing task must complete within this.
+    public var processingTaskLimit: Duration = .seconds(300)
     /// At most this many local notifications stay scheduled (the soonest win).
     public var maxScheduledLocalNotifications = 64
 

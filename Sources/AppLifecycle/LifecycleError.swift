@@ -14,6 +14,14 @@ public enum LifecycleError: Error, Equatable, Sendable, CustomStringConvertible 
     case undeclaredBackgroundMode(BackgroundMode)
     /// A keep-alive timeout below the minimum (BEHAVIOUR.md §2).
     case keepAliveTimeoutTooShort(requested: Duration, minimum: Duration)
+    /// A scheduled-work identifier registered twice in one run.
+    case scheduledTaskAlreadyRegistered(String)
+    /// A request for an identifier with no registered launch handler.
+    case scheduledTaskNotRegistered(String)
+    /// As many requests of this kind wait as the system allows.
+    case tooManyPendingScheduledTasks(kind: ScheduledTaskRequest.Kind, limit: Int)
+    /// No scheduled task with this identifier is running.
+    case scheduledTaskNotRunning(String)
 
     public var description: String {
         switch self {
@@ -29,6 +37,14 @@ public enum LifecycleError: Error, Equatable, Sendable, CustomStringConvertible 
             return "background mode '\(mode)' was not declared"
         case .keepAliveTimeoutTooShort(let requested, let minimum):
             return "keep-alive timeout \(requested) is below the minimum \(minimum)"
+        case .scheduledTaskAlreadyRegistered(let identifier):
+            return "scheduled task '\(identifier)' is already registered"
+        case .scheduledTaskNotRegistered(let identifier):
+            return "scheduled task '\(identifier)' is not registered"
+        case .tooManyPendingScheduledTasks(let kind, let limit):
+            return "at most \(limit) \(kind.rawValue) request\(limit == 1 ? "" : "s") may wait"
+        case .scheduledTaskNotRunning(let identifier):
+            return "no scheduled task '\(identifier)' is running"
         }
     }
 }

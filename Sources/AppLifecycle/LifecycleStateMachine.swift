@@ -71,6 +71,16 @@ public struct LifecycleStateMachine: Sendable, Equatable {
                 .runKeepAliveHandler, .runMissedAppWork, .suspendIfIdle]
     }
 
+    /// Scheduled work is due while suspended: woken as `wake` does, with
+    /// the task's launch handler after the held notifications (BEHAVIOUR.md §3).
+    /// Returns nil unless suspended.
+    public mutating func planScheduledTaskWake() -> [LifecycleStep]? {
+        guard state == .suspended else { return nil }
+        state = .background
+        return [.enterState(.background), .startBackgroundTime, .deliverHeldNotifications,
+                .runScheduledTask, .runMissedAppWork, .suspendIfIdle]
+    }
+
     /// Background → suspended (the caller has checked that nothing keeps
     /// the app running). Returns nil unless in background.
     public mutating func suspend() -> [LifecycleStep]? {

@@ -13,6 +13,8 @@ public enum LifecycleStep: Equatable, Sendable {
     case deliverHeldNotifications
     /// Run the keep-alive handler (voip keep-alive wake).
     case runKeepAliveHandler
+    /// Start the running scheduled task's time limit and call its launch handler.
+    case runScheduledTask
     /// Run app timers that came due while suspended, then deferred work (BEHAVIOUR.md §5).
     case runMissedAppWork
     /// Suspend if no background task is open and no service runs (BEHAVIOUR.md §3).

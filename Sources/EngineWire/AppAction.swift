@@ -1,3 +1,5 @@
+import AppLifecycle
+
 /// An action the app takes (BEHAVIOUR.md §7 `app` steps). Times are exact
 /// durations (decimal seconds to the nanosecond).
 public enum AppAction: Equatable, Sendable {
@@ -15,6 +17,12 @@ public enum AppAction: Equatable, Sendable {
     case blockMainThread(Duration)
     /// From now on (in this run), didEnterBackground blocks the main thread this long.
     case onDidEnterBackgroundBlock(Duration)
+    /// Submits scheduled work (the replay app registers the identifier first if it must).
+    case submitScheduledTask(ScheduledTaskRequest)
+    /// Withdraws a waiting request.
+    case cancelScheduledTask(identifier: String)
+    /// Completes the running scheduled task `identifier`.
+    case completeScheduledTask(identifier: String, success: Bool)
 
     /// The action's name, as a `rejected` line prints it.
     public var name: String {
@@ -30,6 +38,9 @@ public enum AppAction: Equatable, Sendable {
         case .scheduleLocalNotification: return "scheduleLocalNotification"
         case .blockMainThread: return "blockMainThread"
         case .onDidEnterBackgroundBlock: return "onDidEnterBackground"
+        case .submitScheduledTask: return "submitScheduledTask"
+        case .cancelScheduledTask: return "cancelScheduledTask"
+        case .completeScheduledTask: return "completeScheduledTask"
         }
     }
 }

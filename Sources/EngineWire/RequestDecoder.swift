@@ -98,8 +98,44 @@ public enum RequestDecoder {
                 throw RequestError("app 'onDidEnterBackground' must be {\"blockMainThread\": seconds}")
             }
             return .onDidEnterBackgroundBlock(try SpecTime.duration(block, field: "blockMainThread"))
+        case "submitScheduledTask":
+            try only([name, "kind", "after", "requiresExternalPower", "requiresNetworkConnectivity"])
+            return .submitScheduledTask(try scheduledTaskRequest(object, identifier: try string()))
+        case "cancelScheduledTask": try only([name]); return .cancelScheduledTask(identifier: try string())
+        case "completeScheduledTask":
+            try only([name, "success"])
+            guard let success = object["success"].map({ $0.boolValue }) ?? true else {
+                throw RequestError("app 'completeScheduledTask': 'success' must be true or false")
+            }
+            return .completeScheduledTask(identifier: try string(), success: success)
         default:
             throw RequestError("unknown app action '\(name)'")
+        }
+    }
+
+    /// The request of a `submitScheduledTask` action: `kind` is
+    /// `appRefresh` or `processing`, `after` the earliest begin (0 if
+    /// absent), and a processing task's two conditions (false if absent).
+    static func scheduledTaskRequest(_ object: JSONObject, identifier: String) throws(RequestError) -> ScheduledTaskRequest {
+        let kinds = ScheduledTaskRequest.Kind.allCases.map(\.rawValue)
+        guard let name = object["kind"]?.stringValue, let kind = ScheduledTaskRequest.Kind(rawValue: name) else {
+            throw RequestError("app 'submitScheduledTask' needs a 'kind', one of \(list(kinds))")
+        }
+        let after = try object["after"].map { value throws(RequestError) in try SpecTime.duration(value, field: "after") } ?? .zero
+        func flag(_ key: String) throws(RequestError) -> Bool {
+            guard let value = object[key] else { return false }
+            guard let flag = value.boolValue else { throw RequestError("app 'submitScheduledTask': '\(key)' must be true or false") }
+            guard kind == .processing || !flag else {
+                throw RequestError("app 'submitScheduledTask': '\(key)' is for a processing task, not an app refresh")
+            }
+            return flag
+        }
+        let power = try flag("requiresExternalPower"), network = try flag("requiresNetworkConnectivity")
+        switch kind {
+        case .appRefresh: return .appRefresh(identifier, earliestBeginAfter: after)
+        case .processing:
+            return .processing(identifier, earliestBeginAfter: after, requiresExternalPower: power,
+                               requiresNetworkConnectivity: network)
         }
     }
 

@@ -56,6 +56,7 @@ extension Scenario {
         guard let config = json.objectValue else { throw ScenarioError(problem: "config: must be an object") }
         try Self.located(nil, prefix: "config") { () throws(RequestError) in
             try RequestDecoder.requireKnownKeys(config, ["backgroundTaskLimit", "expirationLead", "didEnterBackgroundLimit",
+                                                         "appRefreshTaskLimit", "processingTaskLimit",
                                                          "backgroundModes", "expirationHandlerEndsTask", "customKinds"],
                                                 what: "the config")
             func seconds(_ key: String) throws(RequestError) -> Duration? {
@@ -65,6 +66,8 @@ extension Scenario {
             if let limit = try seconds("backgroundTaskLimit") { configuration.backgroundTaskLimit = limit }
             if let lead = try seconds("expirationLead") { configuration.expirationLead = lead }
             if let limit = try seconds("didEnterBackgroundLimit") { configuration.didEnterBackgroundLimit = limit }
+            if let limit = try seconds("appRefreshTaskLimit") { configuration.appRefreshTaskLimit = limit }
+            if let limit = try seconds("processingTaskLimit") { configuration.processingTaskLimit = limit }
             if let modes = config["backgroundModes"] {
                 guard let list = modes.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
                     throw RequestError("'backgroundModes' must be an array of strings")

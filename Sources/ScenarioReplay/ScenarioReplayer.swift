@@ -148,6 +148,7 @@ private final class ReplaySession {
     /// The replay app's settings and handles, which die with the app's run.
     private static let timersByLabel = RunLocalKey<[String: AppTimer]>()
     private static let didEnterBackgroundBlock = RunLocalKey<Duration>()
+    private static let registeredScheduledTasks = RunLocalKey<Set<String>>()
 
     let scenario: Scenario
     let loop: MainRunLoop
@@ -340,7 +341,38 @@ private final class ReplaySession {
             loop.blockMainThread(for: duration)
         case .onDidEnterBackgroundBlock(let duration):
             try application.setRunLocal(duration, for: Self.didEnterBackgroundBlock)
+        case .submitScheduledTask(let request):
+            try registerIfNeeded(request.identifier)
+            try application.submitScheduledTask(request)
+        case .cancelScheduledTask(let identifier):
+            try requireAppCode("cancelScheduledTask")
+            application.cancelScheduledTask(identifier: identifier)
+        case .completeScheduledTask(let identifier, let success):
+            try requireAppCode("completeScheduledTask")
+            guard let task = application.runningScheduledTask, task.identifier == identifier else {
+                throw LifecycleError.scheduledTaskNotRunning(identifier)
+            }
+            task.setTaskCompleted(success: success)
         }
+    }
+
+    /// The replay app registers each identifier it submits, once a run:
+    /// its launch handler prints a `scheduledTask` line, and its expiration
+    /// handler a `scheduledTaskExpired` line, completing the task
+    /// (unsuccessfully) when `expirationHandlerEndsTask` is true.
+    private func registerIfNeeded(_ identifier: String) throws(LifecycleError) {
+        var registered = application[runLocal: Self.registeredScheduledTasks] ?? []
+        guard !registered.contains(identifier) else { return }
+        let endsTask = scenario.expirationHandlerEndsTask
+        try application.registerScheduledTask(identifier: identifier) { [recorder] task in
+            recorder.record("scheduledTask", .string(identifier))
+            task.expirationHandler = { [recorder, unowned task] in
+                recorder.record("scheduledTaskExpired", .string(identifier))
+                if endsTask { task.setTaskCompleted(success: false) }
+            }
+        }
+        registered.insert(identifier)
+        try application.setRunLocal(registered, for: Self.registeredScheduledTasks)
     }
 
     /// The library checks its own actions; these two are the replay app's.

@@ -225,14 +225,14 @@ public final class SystemBusSources {
         }
     }
 
-    /// logind said the system woke: ``onWake`` now, or at the end of the
-    /// interval when it ran less than ``wakeInterval`` ago.
-    /// The system is about to sleep: an app that runs in the foreground
-    /// goes to the background (its `didEnterBackground` runs), and logind
-    /// may go on once the app is suspended (its background work ended) or
-    /// at ``sleepLimit``.
+    /// The system is about to sleep: a running scheduled task's expiration
+    /// handler runs, an app that runs in the foreground goes to the
+    /// background (its `didEnterBackground` runs), and logind may go on
+    /// once the app is suspended (its background work ended) or at
+    /// ``sleepLimit``.
     private func prepareForSleep(_ done: @escaping () -> Void) {
         let application = center.application
+        application.expireRunningScheduledTask()
         do {
             try sentHomeBySleep.sendHome(application)
         } catch {
@@ -256,6 +256,9 @@ public final class SystemBusSources {
         }
     }
 
+    /// logind said the system woke: the app comes back if the sleep sent it
+    /// home, and ``onWake`` runs now, or at the end of the interval when it
+    /// ran less than ``wakeInterval`` ago.
     private func wake() {
         // The sleep is over (logind did not wait, or we were late).
         if let (_, done) = sleep {

@@ -27,6 +27,11 @@ import TestSupport
         #expect(try decode(#"{"system": {"orientation": "faceUp"}}"#, .scenarioStep) == .system(["orientation": "faceUp"]))
         #expect(try decode(#"{"app": {"timer": "t", "every": 0.5}}"#, .scenarioStep)
                 == .app(.timerEvery(label: "t", interval: .milliseconds(500))))
+        #expect(try decode(#"{"app": {"submitScheduledTask": "s", "kind": "processing", "after": 2, "requiresExternalPower": true}}"#,
+                           .scenarioStep)
+                == .app(.submitScheduledTask(.processing("s", earliestBeginAfter: .seconds(2), requiresExternalPower: true))))
+        #expect(try decode(#"{"app": {"completeScheduledTask": "s"}}"#, .scenarioStep)
+                == .app(.completeScheduledTask(identifier: "s", success: true)))
     }
 
     @Test(arguments: [
@@ -41,6 +46,15 @@ import TestSupport
         (#"{"app": {"timer": "t", "every": 1e-10}}"#, .scenarioStep, "'every' must be more than 0"),
         (#"{"app": {"timer": "t", "after": -1}}"#, .scenarioStep, "'after' must be a number of seconds from 0 to 1000000000 (got -1)"),
         (#"{"app": {"blockMainThread": "x"}}"#, .scenarioStep, #"(got "x")"#),
+        (#"{"app": {"submitScheduledTask": "r"}}"#, .scenarioStep, "needs a 'kind', one of appRefresh, processing"),
+        (#"{"app": {"submitScheduledTask": "r", "kind": "nightly"}}"#, .scenarioStep, "needs a 'kind'"),
+        (#"{"app": {"submitScheduledTask": "r", "kind": "appRefresh", "requiresExternalPower": true}}"#, .scenarioStep,
+         "'requiresExternalPower' is for a processing task, not an app refresh"),
+        (#"{"app": {"submitScheduledTask": "r", "kind": "processing", "requiresNetworkConnectivity": 1}}"#, .scenarioStep,
+         "'requiresNetworkConnectivity' must be true or false"),
+        (#"{"app": {"submitScheduledTask": "r", "kind": "processing", "after": -2}}"#, .scenarioStep, "'after' must be"),
+        (#"{"app": {"submitScheduledTask": "r", "kind": "processing", "every": 2}}"#, .scenarioStep, "unknown key 'every'"),
+        (#"{"app": {"completeScheduledTask": "r", "success": "yes"}}"#, .scenarioStep, "'success' must be true or false"),
     ])
     func malformedRequestsSayWhatIsWrong(text: String, context: RequestContext, expected: String) {
         #expect(throws: RequestError.self) { try decode(text, context) }

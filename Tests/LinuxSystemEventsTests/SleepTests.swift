@@ -92,4 +92,31 @@ struct SleepTests {
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         #expect(try rig.onLoop { $0.application.state } == .background)
     }
+
+    /// Scheduled work running when the machine prepares to sleep is told
+    /// to stop (its expiration handler runs); once it completes, the app is
+    /// suspended and the sleep goes on.
+    @Test func aRunningScheduledTaskExpiresBeforeSleep() throws {
+        let bus = try PrivateSystemBus(policy: .system)
+        let rig = try HostileBusTests.launchedRig(bus)
+        defer { try? rig.stop() }
+        let expired = Locked(false)
+        try rig.onLoop { rig in
+            try rig.application.registerScheduledTask(identifier: "refresh") { task in
+                task.expirationHandler = {
+                    expired.mutate { $0 = true }
+                    task.setTaskCompleted(success: false)
+                }
+            }
+            try rig.application.submitScheduledTask(.appRefresh("refresh"))
+            try rig.application.perform(.home)
+        }
+        #expect(eventually(timeout: 5) { (try? rig.onLoop { $0.application.runningScheduledTask != nil }) == true })
+        #expect(try rig.onLoop { $0.application.state } == .background)
+        #expect(eventually(timeout: 10) { (try? Self.sleepInhibitors(bus)) == 1 })
+        try Self.announceSleep(bus, true)
+        #expect(eventually(timeout: 5) { (try? Self.sleepInhibitors(bus)) == 0 }, "released once the task completed")
+        #expect(expired.value)
+        #expect(try rig.onLoop { $0.application.state } == .suspended)
+    }
 }
