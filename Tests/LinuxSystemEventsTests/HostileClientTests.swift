@@ -262,30 +262,14 @@ func spawnWithDefaultSignals(_ arguments: [String]) throws -> pid_t {
 /// the test process (so it holds no other test's pipe or socket open).
 /// Reap it with `exitStatus(of:)`.
 func spawnWithDefaultSignals(_ executable: String, _ arguments: [String]) throws -> pid_t {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t(), defaults = sigset_t()
-    sigemptyset(&empty)
-    sigemptyset(&defaults)
-    for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    guard addCloseFrom(&actions, 3) == 0 else { throw TestFailure("posix_spawn_file_actions_addclosefrom_np failed") }
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid = pid_t()
-    let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-    guard status == 0 else { throw TestFailure("posix_spawn: \(String(cString: strerror(status)))") }
-    return pid
+    let process = TestProcess()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process.processIdentifier
 }
-
 
 /// Reaps `pid`: its exit code, or 128 + the signal that ended it (as a
 /// shell reports it). A child still running after 60 s is killed, reaped,

@@ -156,7 +156,7 @@ public final class TestProcess: @unchecked Sendable {
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's
 /// Glibc module does not declare: in the child, closes every descriptor
 /// from `lowest` up.
-public func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
+func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
     closeFromFunction(actions, lowest)
 }
 
