@@ -74,9 +74,22 @@ public enum ControlClient {
             }
         }
         if shutdownWrite { shutdown(fd, Int32(SHUT_WR)) }
+        let reply = try readLine(fd, path: path, until: deadline, maxReplyBytes: maxReplyBytes)
+        return String(decoding: reply, as: UTF8.self)
+    }
+
+    /// Reads up to the first newline (or the service's close) and returns
+    /// what came before it. Each byte is searched for the newline once, and
+    /// the deadline is checked after every read, not only when a read would
+    /// block: a service that streams faster than it is read never makes
+    /// `recv` wait.
+    private static func readLine(_ fd: Int32, path: String, until deadline: LoopInstant,
+                                 maxReplyBytes: Int) throws(Failure) -> ArraySlice<UInt8> {
+        let newline = UInt8(ascii: "\n")
         var reply: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !reply.contains(UInt8(ascii: "\n")) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            guard LoopInstant.monotonicNow() < deadline else { throw timeLimitFailure(path: path) }
             let count = recv(fd, &buffer, buffer.count, 0)
             if count < 0 {
                 switch errno {
@@ -87,24 +100,26 @@ public enum ControlClient {
                 default: throw Failure(description: "no reply from \(path): \(String(cString: strerror(errno)))")
                 }
             }
-            if count == 0 { break }
+            if count == 0 { return reply[...] }
+            let searched = reply.count
             reply.append(contentsOf: buffer[0..<count])
-            let lineLength = reply.firstIndex(of: UInt8(ascii: "\n")) ?? reply.count
-            guard lineLength <= maxReplyBytes else {
+            let lineEnd = reply[searched...].firstIndex(of: newline)
+            guard (lineEnd ?? reply.count) <= maxReplyBytes else {
                 throw Failure(description: "the reply from \(path) is longer than \(maxReplyBytes) bytes; not read further")
             }
+            if let lineEnd { return reply[..<lineEnd] }
         }
-        let line = reply.prefix { $0 != UInt8(ascii: "\n") }
-        return String(decoding: line, as: UTF8.self)
+    }
+
+    private static func timeLimitFailure(path: String) -> Failure {
+        Failure(description: "no complete reply from \(path) within the time limit")
     }
 
     /// Waits until `fd` is ready for `events` or the deadline passes (an error then).
     private static func wait(_ fd: Int32, for events: Int16, until deadline: LoopInstant, path: String) throws(Failure) {
         while true {
             let remaining = deadline - LoopInstant.monotonicNow()
-            guard remaining > .zero else {
-                throw Failure(description: "no complete reply from \(path) within the time limit")
-            }
+            guard remaining > .zero else { throw timeLimitFailure(path: path) }
             let (seconds, attoseconds) = remaining.components
             let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var poller = pollfd(fd: fd, events: events, revents: 0)

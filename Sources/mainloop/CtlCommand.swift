@@ -18,16 +18,26 @@ struct CtlCommand {
             """,
         options: [
             .value("socket", "path", "Control socket path (default: $XDG_RUNTIME_DIR/mainloop.sock, else mainloop.sock in the private directory ${TMPDIR:-/tmp}/mainloop-UID)."),
+            .value("timeout", "seconds", "The deadline for the whole exchange, in seconds: connecting, sending and the complete reply.",
+                   default: "5"),
         ],
         arguments: "<request> ...",
         argumentsHelp: "The request: raw JSON or a shorthand (see above)."
     )
 
     let socket: String?
+    let timeout: Duration
     let request: [String]
 
-    init(_ arguments: ParsedArguments) {
+    init(_ arguments: ParsedArguments) throws(UsageError) {
         socket = arguments.string("socket")
+        let seconds = try arguments.double("timeout")
+        // A day is far past any reply a service gives; the bound keeps the
+        // conversion to a Duration and to poll's milliseconds exact.
+        guard seconds > 0, seconds <= 86_400 else {
+            throw UsageError("--timeout must be more than 0 and at most 86400 seconds, not \(seconds)")
+        }
+        timeout = .nanoseconds(Int64((seconds * 1e9).rounded()))
         request = arguments.arguments
     }
 
@@ -43,7 +53,7 @@ struct CtlCommand {
         }
         let reply: JSONObject
         do {
-            reply = try ControlClient.send(json, to: socket ?? DefaultSocketPath.resolve(creating: false))
+            reply = try ControlClient.send(json, to: socket ?? DefaultSocketPath.resolve(creating: false), timeout: timeout)
         } catch {
             Output.error("error: \(error)")
             throw ExitCode(2)

@@ -304,6 +304,41 @@ import TestSupport
             #expect(error.description.contains("longer than"), "\(error)")
         }
     }
+
+    /// A server that streams faster than the client reads never made
+    /// `recv` wait, and the deadline was checked only when it waited; every
+    /// read also searched the whole reply again for its newline, so the
+    /// client fell further behind with each chunk. It read for as long as
+    /// the server sent, whatever the deadline.
+    @Test func theDeadlineHoldsAgainstAServerThatNeverStopsSending() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("flood.sock")
+        let server = try TrickleServer(path: path)
+        server.mode = .flood
+        do {
+            _ = try ControlClient.send(["query": "state"], to: path, timeout: .seconds(1), maxReplyBytes: 1 << 40)
+            Issue.record("an endless reply was accepted")
+        } catch {
+            #expect(error.description.contains("within the time limit"), "\(error)")
+        }
+    }
+
+    /// `ctl --timeout SECONDS` sets the deadline; a value that is not a
+    /// positive number of seconds is a usage error.
+    @Test func ctlTakesItsDeadlineFromTimeout() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("trickle.sock")
+        let server = try TrickleServer(path: path)
+        defer { withExtendedLifetime(server) {} }
+        let slow = try BuiltTool.run(["ctl", "--socket", path, "--timeout", "0.5", "state"])
+        #expect(slow.status == 2, "\(slow)")
+        #expect(slow.error.contains("within the time limit"), "\(slow.error)")
+        for bad in ["0", "-1", "soon", "nan", "100000"] {
+            let refused = try BuiltTool.run(["ctl", "--socket", path, "--timeout", bad, "state"])
+            #expect(refused.status == 64, "--timeout \(bad): \(refused)")
+            #expect(refused.error.contains("--timeout"), "\(refused.error)")
+        }
+    }
 }
 
 extension HostileEnvironmentTests {
