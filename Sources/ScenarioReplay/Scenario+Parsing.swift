@@ -83,8 +83,11 @@ extension Scenario {
             guard let list = kinds.arrayValue else { throw ScenarioError(problem: "config: 'customKinds' must be an array") }
             var names: Set<String> = []
             for (index, json) in list.enumerated() {
-                let rule = try Self.located(nil, prefix: "config: customKinds[\(index)]") { () throws(RequestError) in
-                    try CustomKindParser.rule(from: json)
+                let rule: CoalescingRule
+                do throws(CustomKindError) {
+                    rule = try CoalescingRule(customKind: json)
+                } catch {
+                    throw ScenarioError(problem: "config: customKinds[\(index)]: \(error)")
                 }
                 guard names.insert(rule.kind.name).inserted else {
                     throw ScenarioError(problem: "config: customKinds[\(index)]: a kind named '\(rule.kind.name)' is already declared")

@@ -2,6 +2,7 @@ import FileSupport
 import AppLifecycle
 import EngineWire
 import MainLoopJSON
+import SystemNotifications
 
 /// Reading scenario files and running them, for the CLI and the tests
 /// (one code path for both).
@@ -44,13 +45,14 @@ public enum ScenarioFile {
 
     /// Parses and replays the file `path`, handing each observation line to
     /// `emit` as it happens (nothing is kept: any number of lines in bounded
-    /// memory). Errors name `path`.
+    /// memory). Errors name `path`. `kinds` are declared before the
+    /// scenario's own (``Scenario/declaring(_:)``).
     /// - Returns: the scenario (its name and `expect`).
     @discardableResult
-    public static func stream(_ path: String, limits: ReplayLimits = ReplayLimits(),
+    public static func stream(_ path: String, limits: ReplayLimits = ReplayLimits(), kinds: [CoalescingRule] = [],
                               emit: @escaping (JSONObject) -> Void) throws(ScenarioError) -> Scenario {
         try locating(path) { () throws(ScenarioError) in
-            let scenario = try Scenario.parse(try read(path))
+            let scenario = try Scenario.parse(try read(path)).declaring(kinds)
             try ScenarioReplayer.stream(scenario, limits: limits) { line in
                 emit(line)
                 return true
@@ -71,11 +73,12 @@ public enum ScenarioFile {
         }
     }
 
-    /// Replays a file and compares with its `expect`.
-    public static func check(_ path: String) -> Outcome {
+    /// Replays a file and compares with its `expect`; `kinds` are declared
+    /// before the scenario's own (``Scenario/declaring(_:)``).
+    public static func check(_ path: String, kinds: [CoalescingRule] = []) -> Outcome {
         do {
             let text = try read(path)
-            return check(text: text, path: path)
+            return check(text: text, path: path, kinds: kinds)
         } catch {
             return .error(error.description)
         }
@@ -84,9 +87,10 @@ public enum ScenarioFile {
     /// Replays the text of the scenario file `path` and compares with its `expect`.
     /// Lines are compared as they are produced, and the replay stops at the
     /// first difference, so a check holds no more than the expectation.
-    public static func check(text: String, path: String, limits: ReplayLimits = ReplayLimits()) -> Outcome {
+    public static func check(text: String, path: String, limits: ReplayLimits = ReplayLimits(),
+                             kinds: [CoalescingRule] = []) -> Outcome {
         do {
-            let scenario = try locating(path) { () throws(ScenarioError) in try Scenario.parse(text) }
+            let scenario = try locating(path) { () throws(ScenarioError) in try Scenario.parse(text).declaring(kinds) }
             var comparison = ConformanceCheck.Streaming(expected: scenario.expect ?? [])
             // Replayed even without `expect`: an invalid step is still an error.
             try locating(path) { () throws(ScenarioError) in

@@ -1,6 +1,7 @@
 import ScenarioReplay
+import SystemNotifications
 
-/// `mainloop replay [--check] FILE...`: runs BEHAVIOUR.md §7 scenarios on the real
+/// `mainloop replay [--check] [--kinds FILE] FILE...`: runs BEHAVIOUR.md §7 scenarios on the real
 /// main loop (deterministic mode) and prints BEHAVIOUR.md §7 observation lines, or
 /// compares them with each file's `expect`.
 struct ReplayCommand {
@@ -14,25 +15,40 @@ struct ReplayCommand {
             if any file fails. A malformed file is reported with its step index and problem, \
             and the other files still run.
             """,
-        options: [.flag("check", "Compare with each file's \"expect\" instead of printing observations.")],
+        options: [
+            .flag("check", "Compare with each file's \"expect\" instead of printing observations."),
+            .value("kinds", "file", "Declare the kinds in FILE (a JSON array of custom kind entries, as "
+                   + "CoalescingRule.customKindJSON() writes them) before each scenario's own."),
+        ],
         arguments: "<file> ...",
         argumentsHelp: "Scenario files (JSON)."
     )
 
     let check: Bool
+    let kindsFile: String?
     let files: [String]
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         check = arguments.flag("check")
+        kindsFile = arguments.string("kinds")
         files = arguments.arguments
         if files.isEmpty { throw UsageError("missing scenario files") }
     }
 
     func run() throws {
-        check ? try runChecks() : try runReplays()
+        var kinds: [CoalescingRule] = []
+        if let kindsFile {
+            do {
+                kinds = try ScenarioFile.readKinds(kindsFile)
+            } catch {
+                Output.error("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        check ? try runChecks(kinds) : try runReplays(kinds)
     }
 
-    private func runReplays() throws {
+    private func runReplays(_ kinds: [CoalescingRule]) throws {
         var failures = 0
         for file in files {
             do {
@@ -40,7 +56,7 @@ struct ReplayCommand {
                 // number of them takes bounded memory (BEHAVIOUR.md §7).
                 let output = Output.Batched()
                 defer { output.flush() }
-                try ScenarioFile.stream(file) { output.line(ScenarioFile.line($0)) }
+                try ScenarioFile.stream(file, kinds: kinds) { output.line(ScenarioFile.line($0)) }
             } catch {
                 failures += 1
                 Output.error("error: \(error)")
@@ -49,10 +65,10 @@ struct ReplayCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 
-    private func runChecks() throws {
+    private func runChecks(_ kinds: [CoalescingRule]) throws {
         var passed = 0, failed = 0
         for file in files {
-            switch ScenarioFile.check(file) {
+            switch ScenarioFile.check(file, kinds: kinds) {
             case .passed(let name):
                 passed += 1
                 Output.line("PASS \(file) (\(name))")
