@@ -11,7 +11,8 @@ public enum EngineRequest: Equatable, Sendable {
     case system(JSONValue)
     /// User input (a touch id).
     case input(String)
-    /// An app action (scenario steps only).
+    /// An app action: the replay app's, or a recorded live app's
+    /// (``RequestInterpreter`` with a recorder).
     case app(AppAction)
     /// A query (the control socket only).
     case query(EngineQuery)
@@ -34,7 +35,9 @@ public enum EngineQuery: String, Sendable, CaseIterable {
 public enum RequestContext: Sendable {
     /// A scenario step (BEHAVIOUR.md §7): lifecycle, system, input, app.
     case scenarioStep
-    /// The control socket: lifecycle, system, input, query.
+    /// The control socket: lifecycle, system, input, app, query. The app
+    /// actions that block the main thread are scenario steps only: a
+    /// running service's main thread is busy with its own work.
     case controlSocket
 
     /// Whether this context accepts the request key `key` (one of
@@ -50,7 +53,7 @@ public enum RequestContext: Sendable {
             }
         case .controlSocket:
             switch key {
-            case "system", "query", "input", "lifecycle": return true
+            case "system", "query", "input", "lifecycle", "app": return true
             default: return false
             }
         }
@@ -60,7 +63,7 @@ public enum RequestContext: Sendable {
     public var forms: [String] {
         switch self {
         case .scenarioStep: return ["lifecycle", "system", "input", "app"]
-        case .controlSocket: return ["lifecycle", "system", "input", "query"]
+        case .controlSocket: return ["lifecycle", "system", "input", "app", "query"]
         }
     }
 }

@@ -40,7 +40,16 @@ public enum RequestDecoder {
             return .input(id)
         case "lifecycle": return .lifecycle(try lifecycleCommand(body))
         default:
-            return .app(try appAction(body))
+            let action = try appAction(body)
+            if case .controlSocket = context {
+                switch action {
+                case .blockMainThread, .onDidEnterBackgroundBlock:
+                    throw RequestError("app '\(action.name)' is a scenario step: a running service's main thread "
+                                       + "is busy with its own work, not on request")
+                default: break
+                }
+            }
+            return .app(action)
         }
     }
 

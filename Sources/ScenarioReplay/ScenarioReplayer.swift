@@ -145,16 +145,13 @@ private final class ReplaySession {
         init(sink: @escaping (JSONObject) -> Bool) { self.sink = sink }
     }
 
-    /// The replay app's settings and handles, which die with the app's run.
-    private static let timersByLabel = RunLocalKey<[String: AppTimer]>()
-    private static let didEnterBackgroundBlock = RunLocalKey<Duration>()
-    private static let registeredScheduledTasks = RunLocalKey<Set<String>>()
-
     let scenario: Scenario
     let loop: MainRunLoop
     let limits: ReplayLimits
     let application: Application
     let recorder: ObservationRecorder
+    /// Carries out the steps, as it carries out a live service's requests.
+    let interpreter: RequestInterpreter
     let log: Log
     /// System events, decoded by the engine's rules at set-up, by step index.
     private var systemEvents: [Int: SystemEvent] = [:]
@@ -187,9 +184,8 @@ private final class ReplaySession {
                 loop.stop()
             }
         })
-        recorder.didEnterBackground = { application in
-            if let block = application[runLocal: Self.didEnterBackgroundBlock] { application.loop.blockMainThread(for: block) }
-        }
+        interpreter = RequestInterpreter(application: application, recorder: recorder)
+        interpreter.expirationHandlerEndsTask = scenario.expirationHandlerEndsTask
         let center = application.notifications
         for (index, rule) in scenario.customKinds.enumerated() {
             do throws(NotificationCenterError) {
@@ -262,132 +258,21 @@ private final class ReplaySession {
         }
     }
 
+    /// Performs a step through the interpreter. A rejected lifecycle
+    /// command or app action is a `rejected` line (the interpreter records
+    /// it); anything else that fails fails the replay with its step.
     private func perform(_ step: Scenario.Step, index: Int) throws(ScenarioError) {
-        switch step.request {
-        case .lifecycle(let command):
-            do throws(LifecycleError) {
-                try application.perform(command)
-            } catch {
-                recorder.record("rejected", .string(command.rawValue))
+        if case .query = step.request { throw ScenarioError(stepIndex: index, problem: "'query' is not a scenario step") }
+        do throws(RequestInterpreter.Failure) {
+            if case .system = step.request {
+                // Decoded and checked at set-up, before any step ran.
+                _ = try interpreter.post(systemEvents[index]!)
+            } else {
+                _ = try interpreter.perform(step.request)
             }
-        case .system:
-            do {
-                try application.notifications.post(systemEvents[index]!)
-            } catch {
-                throw ScenarioError(stepIndex: index, problem: "\(error)")
-            }
-        case .input(let id):
-            do throws(MainLoopError) {
-                try application.deliverInput(id)
-            } catch {
-                throw ScenarioError(stepIndex: index, problem: "the main loop failed: \(error)")
-            }
-        case .app(let action):
-            do {
-                try perform(action)
-            } catch {
-                recorder.record("rejected", .string(action.name))
-            }
-        case .query:
-            throw ScenarioError(stepIndex: index, problem: "'query' is not a scenario step")
+        } catch {
+            if case .rejected = error { return }
+            throw ScenarioError(stepIndex: index, problem: error.description)
         }
-    }
-
-    /// Carries out an app action; throws what the library rejected it with.
-    private func perform(_ action: AppAction) throws {
-        switch action {
-        case .beginBackgroundTask(let name):
-            let application = self.application
-            let endsTask = scenario.expirationHandlerEndsTask
-            var token = BackgroundTaskToken.invalid
-            token = try application.beginBackgroundTask(name: name) { [recorder] in
-                recorder.record("expired", .string(name))
-                // The expiration handler ends its own task (BEHAVIOUR.md §7); the
-                // task can only be open here, so this cannot fail.
-                if endsTask { try? application.endBackgroundTask(token) }
-            }
-            guard token.isValid else { throw LifecycleError.appNotRunning(action: "beginBackgroundTask", state: application.state) }
-        case .endBackgroundTask(let name):
-            guard let token = application.openBackgroundTask(named: name) else {
-                throw LifecycleError.unknownBackgroundTask(.invalid)
-            }
-            try application.endBackgroundTask(token)
-        case .post(let label):
-            try application.post { [recorder] in recorder.record("task", .string(label)) }
-        case .timerAfter(let label, let delay):
-            try schedule(label) { application, record throws(LifecycleError) in
-                try application.scheduleTimer(after: delay, record)
-            }
-        case .timerEvery(let label, let interval):
-            try schedule(label) { application, record throws(LifecycleError) in
-                try application.scheduleTimer(after: interval, repeating: interval, record)
-            }
-        case .cancelTimer(let label):
-            try requireAppCode("cancelTimer")
-            var timers = application[runLocal: Self.timersByLabel] ?? [:]
-            // Cancelling an unknown label is a no-op, like invalidating a timer twice.
-            timers.removeValue(forKey: label)?.cancel()
-            try application.setRunLocal(timers, for: Self.timersByLabel)
-        case .startService(let mode):
-            try application.startService(BackgroundMode(mode))
-        case .stopService(let mode):
-            try application.stopService(BackgroundMode(mode))
-        case .setKeepAliveTimeout(let timeout):
-            try application.setKeepAliveTimeout(timeout) { [recorder] in recorder.record("keepAlive", true) }
-        case .scheduleLocalNotification(let label, let delay):
-            try application.scheduleLocalNotification(label, after: delay)
-        case .blockMainThread(let duration):
-            try requireAppCode("blockMainThread")
-            loop.blockMainThread(for: duration)
-        case .onDidEnterBackgroundBlock(let duration):
-            try application.setRunLocal(duration, for: Self.didEnterBackgroundBlock)
-        case .submitScheduledTask(let request):
-            try registerIfNeeded(request.identifier)
-            try application.submitScheduledTask(request)
-        case .cancelScheduledTask(let identifier):
-            try requireAppCode("cancelScheduledTask")
-            application.cancelScheduledTask(identifier: identifier)
-        case .completeScheduledTask(let identifier, let success):
-            try requireAppCode("completeScheduledTask")
-            guard let task = application.runningScheduledTask, task.identifier == identifier else {
-                throw LifecycleError.scheduledTaskNotRunning(identifier)
-            }
-            task.setTaskCompleted(success: success)
-        }
-    }
-
-    /// The replay app registers each identifier it submits, once a run:
-    /// its launch handler prints a `scheduledTask` line, and its expiration
-    /// handler a `scheduledTaskExpired` line, completing the task
-    /// (unsuccessfully) when `expirationHandlerEndsTask` is true.
-    private func registerIfNeeded(_ identifier: String) throws(LifecycleError) {
-        var registered = application[runLocal: Self.registeredScheduledTasks] ?? []
-        guard !registered.contains(identifier) else { return }
-        let endsTask = scenario.expirationHandlerEndsTask
-        try application.registerScheduledTask(identifier: identifier) { [recorder] task in
-            recorder.record("scheduledTask", .string(identifier))
-            task.expirationHandler = { [recorder, unowned task] in
-                recorder.record("scheduledTaskExpired", .string(identifier))
-                if endsTask { task.setTaskCompleted(success: false) }
-            }
-        }
-        registered.insert(identifier)
-        try application.setRunLocal(registered, for: Self.registeredScheduledTasks)
-    }
-
-    /// The library checks its own actions; these two are the replay app's.
-    private func requireAppCode(_ action: String) throws(LifecycleError) {
-        guard application.state.runsAppCode else { throw .appNotRunning(action: action, state: application.state) }
-    }
-
-    /// Schedules the timer `label` (replacing one of the same label) that
-    /// records a `timer` line when it fires.
-    private func schedule(_ label: String,
-                          _ make: (Application, @escaping () -> Void) throws(LifecycleError) -> AppTimer) throws(LifecycleError) {
-        var timers = application[runLocal: Self.timersByLabel] ?? [:]
-        let timer = try make(application) { [recorder] in recorder.record("timer", .string(label)) }
-        timers.removeValue(forKey: label)?.cancel()
-        timers[label] = timer
-        try application.setRunLocal(timers, for: Self.timersByLabel)
     }
 }

@@ -8,9 +8,11 @@ import MainLoopJSON
 import SystemNotifications
 
 /// The standard request vocabulary of the control socket for any
-/// application: lifecycle commands, system events, input and queries
-/// (docs/BEHAVIOUR.md, "The request vocabulary"), so `mainloop ctl` drives
-/// your service as it drives `mainloop run`.
+/// application: lifecycle commands, system events, input, app actions and
+/// queries (docs/BEHAVIOUR.md §6), so `mainloop ctl` drives your service as
+/// it drives `mainloop run`. It reads the socket's requests and words the
+/// replies; a ``/EngineWire/RequestInterpreter`` carries them out, the
+/// interpreter the replay uses.
 ///
 /// ```swift
 /// let responder = ControlResponder(application: application)
@@ -22,8 +24,11 @@ import SystemNotifications
 /// applied); nothing a client sends throws or changes anything when it is
 /// refused. Loop thread only.
 public final class ControlResponder {
+    /// What carries out the requests (the one interpreter of the
+    /// vocabulary, which the replay uses too).
+    public let interpreter: RequestInterpreter
     /// The application the requests drive.
-    public let application: Application
+    public var application: Application { interpreter.application }
     /// The largest reply, in bytes of JSON; a bigger one is refused with an
     /// error that says so. Given to the server by ``serve(path:mode:passed:logger:)``
     /// (set ``/ControlSocket/ControlServer/maxReplyBytes`` yourself on a
@@ -34,37 +39,27 @@ public final class ControlResponder {
     /// The metrics as Prometheus text for the `metrics` query (set by
     /// whoever collects them, e.g. MainLoopMetrics); nil: the query is
     /// answered with an error that says so.
-    public var metricsText: (() -> String)?
+    public var metricsText: (() -> String)? {
+        get { interpreter.metricsText }
+        set { interpreter.metricsText = newValue }
+    }
     /// The server whose counters a `stats` reply includes (set by
     /// ``serve(path:mode:passed:logger:)``, or by you for a server you made).
     public weak var server: ControlServer?
-    /// The last `state` reply and what it reports: a query that finds
-    /// nothing changed answers with the very same object, so the connection
-    /// copies the line it printed for it (a supervisor polls `state`; the
-    /// reply is built, printed and destroyed once per change, not per
-    /// query). Unchecked exclusivity: touched only inside ``handle(_:)`` on
-    /// the loop thread, which nothing re-enters while it runs.
-    /// (Two fields, compared in place: one optional pair was copied out and
-    /// destroyed through value witnesses on every query: the socket
-    /// benchmark's state rows.)
-    @exclusivity(unchecked) private var lastStateSnapshot: EngineStateSnapshot?
-    @exclusivity(unchecked) private var lastStateReply = JSONObject()
-    /// Reads the plain `system` lines (``answer(line:)``). Unchecked
-    /// exclusivity: changed only inside ``answer(line:)``, before the
-    /// event is posted (no user code runs while it is changed). The checks'
-    /// cost: the rows of Benchmarks/socket/instructions.sh.
-    @exclusivity(unchecked) private var eventLines: SystemEventLineReader
-    /// The application's notification center, kept: made per event, the
-    /// center retained and released the application each time, on the
-    /// slow path of an object with weak references.
-    private let center: SystemNotificationCenter
 
     /// A responder for `application`'s lifecycle and notification center.
-    public init(application: Application, maxReplyBytes: Int = 1 << 20) {
-        self.application = application
+    /// App actions are refused: they act for a recorded app
+    /// (``init(interpreter:maxReplyBytes:)`` with a recorder).
+    public convenience init(application: Application, maxReplyBytes: Int = 1 << 20) {
+        self.init(interpreter: RequestInterpreter(application: application), maxReplyBytes: maxReplyBytes)
+    }
+
+    /// A responder answering through `interpreter`. A `stats` reply has
+    /// the interpreter's `extraStats`, the server's counters and
+    /// ``extraStats``.
+    public init(interpreter: RequestInterpreter, maxReplyBytes: Int = 1 << 20) {
+        self.interpreter = interpreter
         self.maxReplyBytes = maxReplyBytes
-        center = application.notifications
-        eventLines = SystemEventLineReader(center: center)
     }
 
     /// Opens the control socket and answers on it: the socket systemd
@@ -119,7 +114,7 @@ public final class ControlResponder {
     /// error reply, and a refused request changes nothing.
     public func handle(_ request: JSONValue) -> JSONObject {
         guard let object = request.objectValue else {
-            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, query")
+            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, app, query")
         }
         let decoded: EngineRequest
         do {
@@ -127,47 +122,15 @@ public final class ControlResponder {
         } catch {
             return EngineQueries.error(error.problem)
         }
-        switch consume decoded {
-        case .lifecycle(let command):
-            do {
-                try application.perform(command)
-                return JSONObject(distinctKeys: [.init("ok", true), .init("state", .string(application.state.rawValue))])
-            } catch {
-                return EngineQueries.error(error.description)
-            }
-        case .system(let json):
-            let event: SystemEvent
-            do {
-                event = try center.decodeEvent(json)
-            } catch {
-                return EngineQueries.error("\(error)")
-            }
-            return answer { try center.post(event) }
-        case .input(let id):
-            do {
-                let discardedBefore = application.discardedInputCount
-                try application.deliverInput(id)
-                guard application.discardedInputCount == discardedBefore else {
-                    // Accepted and applied, but the app was not active: say so.
-                    return ["ok": true, "discarded": true,
-                            "reason": .string("the app is \(application.state.rawValue); input reaches only an active app")]
-                }
-                return ControlReply.ok
-            } catch {
-                return EngineQueries.error("\(error)")
-            }
-        case .query(.metrics):
-            guard let metricsText else { return EngineQueries.reply(.metrics, application: application) }
-            // The server bounds the reply's size while writing it.
-            return ["ok": true, "text": .string(metricsText())]
-        case .query(.state):
-            return stateReply()
-        case .query(let query):
-            // Stats are built only when asked; the server bounds the
-            // reply's size while writing it (serialized once).
-            return EngineQueries.reply(query, application: application, extraStats: query == .stats ? controlStats() : JSONObject())
-        case .app:
-            return EngineQueries.error("'app' actions are scenario steps, not control requests")
+        // A query is answered as it is (no outcome wrapped around it: a
+        // supervisor polls `state`, the socket benchmark's state rows).
+        if case .query(let query) = decoded {
+            return query == .stats ? interpreter.statsAnswer(adding: controlStats()) : interpreter.answer(query)
+        }
+        do throws(RequestInterpreter.Failure) {
+            return reply(to: try interpreter.perform(decoded))
+        } catch {
+            return EngineQueries.error(error.description)
         }
     }
 
@@ -180,31 +143,27 @@ public final class ControlResponder {
     /// ``serve(path:mode:passed:logger:)`` answers so
     /// (``/ControlSocket/ControlServer/lineShortcut``).
     public func answer(line: UnsafeBufferPointer<UInt8>) -> JSONObject? {
-        // Read (the reader changes) before posting (user code runs).
-        switch eventLines.event(in: line) {
-        case .prepared(let event): return answer { try center.post(event) }
-        case .decoded(let event): return answer { try center.post(event) }
-        case .unread: return nil
+        switch interpreter.post(eventLine: line) {
+        case .posted: return ControlReply.ok
+        case .failed(let failure): return EngineQueries.error(failure.description)
+        case .notAnEventLine: return nil
         }
     }
 
-    /// The reply to posting an event: `ok`, or the error that refused it.
-    private func answer(posting post: () throws -> Void) -> JSONObject {
-        do {
-            try post()
+    /// The reply that says what a request did.
+    private func reply(to outcome: RequestInterpreter.Outcome) -> JSONObject {
+        switch outcome {
+        case .lifecycle(let state):
+            return JSONObject(distinctKeys: [.init("ok", true), .init("state", .string(state.rawValue))])
+        case .posted, .action, .input(discarded: false):
             return ControlReply.ok
-        } catch {
-            return EngineQueries.error("\(error)")
+        case .input(discarded: true):
+            // Accepted and applied, but the app was not active: say so.
+            return ["ok": true, "discarded": true,
+                    "reason": .string("the app is \(application.state.rawValue); input reaches only an active app")]
+        case .answer(let answer):
+            return answer
         }
-    }
-
-    /// The `state` reply: the last one again while what it reports is the same.
-    private func stateReply() -> JSONObject {
-        let snapshot = EngineStateSnapshot(application: application)
-        if lastStateSnapshot == snapshot { return lastStateReply }
-        lastStateSnapshot = snapshot
-        lastStateReply = snapshot.reply
-        return lastStateReply
     }
 
     /// The socket's counters and ``extraStats``, for a `stats` reply.

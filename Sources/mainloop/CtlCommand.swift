@@ -11,6 +11,7 @@ struct CtlCommand {
               mainloop ctl orientation landscapeLeft      (system event: KIND VALUE)
               mainloop ctl accessory '{"id":"dock","connected":true}'
               mainloop ctl input tap-1
+              mainloop ctl app '{"timer":"tick","every":1}'   (app action: the app mainloop run records)
               mainloop ctl state | stats | values | metrics   (queries; metrics prints Prometheus text)
               mainloop ctl lifecycle home | query state | system KIND VALUE   (explicit forms)
             VALUE is read as JSON when it parses, otherwise as a string. The exit status is \
@@ -77,7 +78,7 @@ enum CtlRequest {
         guard let first = words.first else { throw RequestError("missing request; see 'mainloop ctl --help'") }
         let request = try shorthand(words, first: first)
         guard let object = request.objectValue else {
-            throw RequestError("a request is a JSON object with exactly one of lifecycle, system, input, query")
+            throw RequestError("a request is a JSON object with exactly one of lifecycle, system, input, app, query")
         }
         _ = try RequestDecoder.decode(object, context: .controlSocket)
         return request
@@ -92,9 +93,11 @@ enum CtlRequest {
         switch (first, words.count) {
         case ("lifecycle", 2), ("query", 2), ("input", 2):
             return .object(JSONObject([(first, .string(words[1]))]))
+        case ("app", 2):
+            return ["app": value(words[1])]
         case ("system", 3):
             return ["system": .object(JSONObject([(words[1], value(words[2]))]))]
-        case ("lifecycle", _), ("query", _), ("input", _):
+        case ("lifecycle", _), ("query", _), ("input", _), ("app", _):
             throw RequestError("'\(first)' takes one argument: mainloop ctl \(first) VALUE")
         case ("system", _):
             throw RequestError("'system' takes a kind and a value: mainloop ctl system KIND VALUE")

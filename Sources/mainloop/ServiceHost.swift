@@ -92,7 +92,10 @@ final class ServiceHost {
         self.observer = observer
         try observer.attach(to: application)
         sources = try LinuxSources(center: center, logger: logger, settings: options.sourceSettings)
-        responder = ControlResponder(application: application, maxReplyBytes: options.maxReplyBytes)
+        // The interpreter acts for the recorded app: app actions over the
+        // socket print their lines, as a replay's steps do.
+        responder = ControlResponder(interpreter: RequestInterpreter(application: application, recorder: observer),
+                                     maxReplyBytes: options.maxReplyBytes)
     }
 
     /// Sets the system's current values from the sources, opens the control

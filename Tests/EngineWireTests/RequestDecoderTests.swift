@@ -36,9 +36,11 @@ import TestSupport
 
     @Test(arguments: [
         (#"{"query": "state"}"#, RequestContext.scenarioStep, "'query' is not allowed here"),
-        (#"{"app": {"post": "x"}}"#, .controlSocket, "'app' is not allowed here"),
+        (#"{"app": {"blockMainThread": 1}}"#, .controlSocket, "app 'blockMainThread' is a scenario step"),
+        (#"{"app": {"onDidEnterBackground": {"blockMainThread": 1}}}"#, .controlSocket,
+         "app 'onDidEnterBackground' is a scenario step"),
         (#"{"fly": 1}"#, .controlSocket, "unknown request 'fly'"),
-        (#"{}"#, .controlSocket, "exactly one of lifecycle, system, input, query (got nothing)"),
+        (#"{}"#, .controlSocket, "exactly one of lifecycle, system, input, app, query (got nothing)"),
         (#"{"lifecycle": "fly"}"#, .controlSocket, #"unknown lifecycle command "fly""#),
         (#"{"query": "nope"}"#, .controlSocket, #"unknown query "nope" (known: state, stats, values, metrics)"#),
         (#"{"system": {"a": 1, "b": 2}}"#, .controlSocket, "exactly one event kind"),

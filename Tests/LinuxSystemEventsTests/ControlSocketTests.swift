@@ -19,7 +19,7 @@ final class RunningService: @unchecked Sendable {
     /// Touched only on the service's loop thread.
     private var host: ServiceHost?
 
-    init(socketMode: mode_t = 0o600) throws {
+    init(socketMode: mode_t = 0o600, configuration: LifecycleConfiguration = LifecycleConfiguration()) throws {
         // Let other users reach the socket file itself, so the socket's own
         // mode and the peer-credential check are what keep them out.
         chmod(directory.path, 0o755)
@@ -35,7 +35,8 @@ final class RunningService: @unchecked Sendable {
         let serviceOptions = options
         let ready = DispatchSemaphore(value: 0)
         try loop.execute { [unowned self] in
-            let host = try! ServiceHost(options: serviceOptions, loop: loop, logger: Logger(label: "test")) { [unowned self] line in
+            let host = try! ServiceHost(options: serviceOptions, loop: loop, logger: Logger(label: "test"),
+                                        configuration: configuration) { [unowned self] line in
                 self.lock.lock(); self.lines.append(line); self.lock.unlock()
             }
             try! host.start()
