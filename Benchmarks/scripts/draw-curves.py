@@ -7,7 +7,9 @@
 one chart per curve in docs/charts/ (timer.svg, fd.svg, held.svg): the size on a
 logarithmic x axis, ns per operation on a linear y axis from 0, one line per loop,
 each point the median of the rounds with a bar from the fastest round to the
-slowest. Plain SVG written here: nothing is fetched, no plotting library.
+slowest. The y axis is linear from 0, or logarithmic when the slowest point is
+LOG_Y_RATIO times the fastest. Plain SVG written here: nothing is fetched, no
+plotting library.
 """
 import json
 import math
@@ -21,7 +23,12 @@ CHARTS = {
            'ns per dispatch'),
     'held': ('A held event against the subjects the engine keeps', 'subjects held', 'ns per held event'),
 }
-COLOURS = {'MainLoop': '#1f6feb', 'raw libevent': '#d1242f'}
+COLOURS = {'MainLoop': '#1f6feb', 'raw libevent': '#d1242f', 'libuv': '#2da44e', 'GLib': '#8250df',
+           'sd-event': '#bf8700'}
+# A chart whose slowest point is this many times its fastest gets a
+# logarithmic y axis: GLib polls every descriptor on each iteration, and a
+# linear axis up to its 10^5 point would flatten every other line.
+LOG_Y_RATIO = 20
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 70, 150, 40, 50
 
@@ -45,31 +52,41 @@ def chart(curve, points):
     sizes = sorted({point['size'] for point in points})
     x_low, x_high = math.log10(sizes[0]), math.log10(sizes[-1])
     y_high = nice_ceiling(max(point['max'] for point in points) * 1.05)
+    y_low_value = min(point['min'] for point in points)
+    logarithmic = y_low_value > 0 and y_high / y_low_value >= LOG_Y_RATIO
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    if logarithmic:
+        y_low_exponent = math.floor(math.log10(y_low_value))
+        y_high_exponent = math.ceil(math.log10(y_high))
 
     def x(size):
         span = (x_high - x_low) or 1
         return LEFT + (math.log10(size) - x_low) / span * plot_width
 
     def y(value):
+        if logarithmic:
+            span = (y_high_exponent - y_low_exponent) or 1
+            return TOP + plot_height - (math.log10(value) - y_low_exponent) / span * plot_height
         return TOP + plot_height - value / y_high * plot_height
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="sans-serif" font-size="12">' % (WIDTH, HEIGHT, WIDTH, HEIGHT),
            '<rect width="100%" height="100%" fill="white"/>',
            '<text x="%d" y="22" font-size="14" font-weight="bold">%s</text>' % (LEFT, title)]
-    for step in range(5):
-        value = y_high * step / 4
+    grid = ([10 ** exponent for exponent in range(y_low_exponent, y_high_exponent + 1)] if logarithmic
+            else [y_high * step / 4 for step in range(5)])
+    for value in grid:
         out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>'
                    % (LEFT, y(value), LEFT + plot_width, y(value)))
-        out.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (LEFT - 6, y(value) + 4, round(value, 1)))
+        text = label(int(value)) if logarithmic else '%g' % round(value, 1)
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (LEFT - 6, y(value) + 4, text))
     for size in sizes:
         out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999"/>'
                    % (x(size), TOP + plot_height, x(size), TOP + plot_height + 5))
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(size), TOP + plot_height + 18, label(size)))
     out.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % (LEFT + plot_width / 2, HEIGHT - 8, x_name))
     out.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">%s</text>'
-               % (TOP + plot_height / 2, y_name))
+               % (TOP + plot_height / 2, y_name + (' (log scale)' if logarithmic else '')))
     out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>'
                % (LEFT, TOP, plot_width, plot_height))
     loops = sorted({point['loop'] for point in points}, key=lambda name: (name != 'MainLoop', name))

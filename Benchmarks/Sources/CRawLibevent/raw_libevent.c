@@ -244,3 +244,40 @@ void raw_wake_floor_stop(struct raw_wake_floor *floor) {
     event_base_free(floor->base);
     free(floor);
 }
+
+// MARK: a million timers, as loop_peers.h's peers_*_million_timers
+
+static double thread_cpu_ns(void) {
+    struct timespec spec;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec);
+    return (double)spec.tv_sec * 1e9 + (double)spec.tv_nsec;
+}
+
+static void on_million_timer(evutil_socket_t fd, short what, void *context) {
+    (void)fd; (void)what;
+    (*(long *)context)++;
+}
+
+int raw_libevent_million_timers(long count, long per_ms, double phases[3]) {
+    struct event_base *base = event_base_new();
+    struct event **timers = malloc((size_t)count * sizeof(struct event *));
+    if (!base || !timers) return -1;
+    long fired = 0;
+    double start = thread_cpu_ns();
+    for (long i = 0; i < count; i++) {
+        long ms = 1 + i / per_ms;
+        struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+        timers[i] = evtimer_new(base, on_million_timer, &fired);
+        evtimer_add(timers[i], &tv);
+    }
+    double scheduled = thread_cpu_ns();
+    event_base_dispatch(base);
+    double dispatched = thread_cpu_ns();
+    for (long i = 0; i < count; i++) event_free(timers[i]);
+    free(timers);
+    event_base_free(base);
+    double freed = thread_cpu_ns();
+    const double marks[4] = {start, scheduled, dispatched, freed};
+    for (int phase = 0; phase < 3; phase++) phases[phase] = (marks[phase + 1] - marks[phase]) / (double)count;
+    return fired == count ? 0 : -1;
+}

@@ -1,3 +1,4 @@
+import CLoopPeers
 import CRawLibevent
 import Glibc
 import MainLoopJSON
@@ -5,10 +6,11 @@ import MainLoopJSON
 /// How one operation's cost grows with what the loop holds, for the charts
 /// of docs/PERFORMANCE.md: timer schedule+cancel against pending timers, fd
 /// readiness dispatch (one ready) against registered descriptors, MainLoop
-/// beside raw libevent at each size; and a held event against the subjects
-/// the engine keeps. Each round measures every point once, the two loops of
-/// a point one after the other (fd dispatch interleaved in chunks, as
-/// `FdDispatchPair` does), so a slow phase of the machine lands on both.
+/// beside raw libevent, libuv, GLib and sd-event at each size; and a held
+/// event against the subjects the engine keeps. Each round measures every
+/// point once, the loops of a point one after the other (MainLoop's and raw
+/// libevent's fd dispatch interleaved in chunks, as `FdDispatchPair` does),
+/// so a slow phase of the machine lands on all of them.
 ///
 /// `compare --curves [--rounds N]` prints one JSON object a line:
 /// `{"curve": "timer", "loop": "MainLoop", "size": 10000, "ns": 58.1, "min": …, "max": …}`,
@@ -31,11 +33,25 @@ enum Curves {
                     .append(try MainLoopContenders.timerScheduleCancel(pending: size, operations: operations))
                 samples[Point("timer", "raw libevent", size), default: []]
                     .append(raw_libevent_timer_add_del_ns(size, operations))
+                samples[Point("timer", "libuv", size), default: []]
+                    .append(peers_uv_timer_schedule_cancel_ns(size, operations))
+                samples[Point("timer", "GLib", size), default: []]
+                    .append(peers_glib_timer_schedule_cancel_ns(size, operations))
+                samples[Point("timer", "sd-event", size), default: []]
+                    .append(peers_sd_event_timer_schedule_cancel_ns(size, operations))
             }
             for size in fdSizes {
                 let pair = try FdDispatchPair.measurePair(fds: size, rounds: 40_000)
                 samples[Point("fd", "MainLoop", size), default: []].append(pair[.mainLoop]!)
                 samples[Point("fd", "raw libevent", size), default: []].append(pair[.libevent]!)
+                // GLib polls every descriptor on every iteration: its rounds
+                // are fitted to the time, as the others' would be.
+                samples[Point("fd", "libuv", size), default: []]
+                    .append(fitted { peers_uv_fd_dispatch_ns(Int32(size), $0) })
+                samples[Point("fd", "GLib", size), default: []]
+                    .append(fitted { peers_glib_fd_dispatch_ns(Int32(size), $0) })
+                samples[Point("fd", "sd-event", size), default: []]
+                    .append(fitted { peers_sd_event_fd_dispatch_ns(Int32(size), $0) })
             }
             for size in heldSizes {
                 samples[Point("held", "MainLoop", size), default: []]
@@ -49,6 +65,15 @@ enum Curves {
                                    "min": .number(rounded(sorted.first!)), "max": .number(rounded(sorted.last!))]
             print(line.jsonText)
         }
+    }
+
+    /// ns per dispatch from `measure(rounds)`, its rounds fitted to about
+    /// 0.1 s (at most 40,000, as the fd pair's, and at least 16) from a
+    /// first run of 16.
+    private static func fitted(_ measure: (Int) -> Double) -> Double {
+        let estimate = measure(16)
+        guard estimate > 0 else { return estimate }
+        return measure(max(16, min(40_000, Int(1e8 / estimate))))
     }
 
     /// One point of a curve.

@@ -1,8 +1,8 @@
 import CLoopPeers
 import MainLoop
 
-/// Idle passes and child processes, for MainLoop and the C loops a Linux
-/// service would pick instead, doing the same thing.
+/// Idle passes, timers, fd dispatch and child processes, for MainLoop and
+/// the C loops a Linux service would pick instead, doing the same thing.
 enum LoopSourceContenders {
     static let idleOperation = "idle pass, one idle handler"
     static let childOperation = "child spawn→exit→handler, /bin/true"
@@ -13,6 +13,22 @@ enum LoopSourceContenders {
             Contender(name: "libuv \(idleOperation)") { peers_uv_idle_pass_ns(passes) },
             Contender(name: "GLib \(idleOperation)") { peers_glib_idle_pass_ns(passes) },
             Contender(name: "sd-event \(idleOperation)") { peers_sd_event_defer_pass_ns(passes) },
+        ]
+    }
+
+    static let timerOperation = "timer schedule+cancel, 10000 pending"
+    static let fdOperation = "fd readiness dispatch, 1 ready of 1000"
+
+    /// The C loops' timer and fd rows, beside MainLoop's and raw libevent's
+    /// of the same operation (each loop's cheapest idiom: loop_peers.h).
+    static func timerAndFdRows(operations: Int, rounds: Int) -> [Contender] {
+        [
+            Contender(name: "libuv \(timerOperation)") { peers_uv_timer_schedule_cancel_ns(10_000, operations) },
+            Contender(name: "GLib \(timerOperation)") { peers_glib_timer_schedule_cancel_ns(10_000, operations) },
+            Contender(name: "sd-event \(timerOperation)") { peers_sd_event_timer_schedule_cancel_ns(10_000, operations) },
+            Contender(name: "libuv \(fdOperation)") { peers_uv_fd_dispatch_ns(1000, rounds) },
+            Contender(name: "GLib \(fdOperation)") { peers_glib_fd_dispatch_ns(1000, rounds) },
+            Contender(name: "sd-event \(fdOperation)") { peers_sd_event_fd_dispatch_ns(1000, rounds) },
         ]
     }
 

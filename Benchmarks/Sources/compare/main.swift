@@ -151,8 +151,8 @@ let contenders: [Contender] = ([
     Contender(name: "MainLoop timer schedule+cancel, 10000 pending") {
         try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: million / 4)
     },
-    Contender(name: "raw libevent evtimer add+del, 10000 pending") { raw_libevent_timer_add_del_ns(10_000, million / 4) },
-    Contender(name: "raw libevent evtimer add+del, 10000 pending, precise clock") {
+    Contender(name: "raw libevent timer schedule+cancel, 10000 pending") { raw_libevent_timer_add_del_ns(10_000, million / 4) },
+    Contender(name: "raw libevent timer schedule+cancel, 10000 pending, precise clock") {
         raw_libevent_precise_timer_add_del_ns(10_000, million / 4)
     },
     // Measured together, in alternating chunks (FdDispatchPair).
@@ -211,7 +211,8 @@ let contenders: [Contender] = ([
     Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000, an observer of every activity") {
         try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16, observed: true)
     },
-] + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 160)
+] + LoopSourceContenders.timerAndFdRows(operations: million / 4, rounds: million / 16) + MillionTimers.rows()
+  + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 160)
   + GLibContenders.rows(timeouts: million / 16, roundTrips: million / 64)).filter { contender in
     contender.name == typedName || (only.map { $0.contains { contender.name.contains($0) } } ?? true)
 }

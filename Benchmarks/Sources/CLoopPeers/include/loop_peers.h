@@ -32,4 +32,33 @@ void peers_glib_cross_thread_join(void *handle);
 double peers_glib_timeout_chain_ns(long count);
 double peers_glib_cross_thread_ns(long count);
 
+/// One timer armed and disarmed again with `pending` others due 1 to
+/// 1,000 s out, as raw libevent's row does (evtimer_add + event_del on one
+/// event): libuv's uv_timer_start + uv_timer_stop on one handle, sd-event's
+/// sd_event_source_set_time + set_enabled(ONESHOT, OFF) on one source, and
+/// GLib's faster of a timeout source attached and destroyed and
+/// g_source_set_ready_time on one source (both forms also given alone).
+double peers_uv_timer_schedule_cancel_ns(long pending, long operations);
+double peers_glib_timer_schedule_cancel_ns(long pending, long operations);
+double peers_glib_timeout_add_remove_ns(long pending, long operations);
+double peers_glib_ready_time_ns(long pending, long operations);
+double peers_sd_event_timer_schedule_cancel_ns(long pending, long operations);
+
+/// fd readiness dispatch, one ready of `fds` eventfds, libevent's bench.c
+/// shape: each round writes the next eventfd and runs one loop iteration,
+/// whose callback reads it (libuv's uv_poll, GLib's unix fd source,
+/// sd-event's io source). -1 when a readiness was lost.
+double peers_uv_fd_dispatch_ns(int fds, long rounds);
+double peers_glib_fd_dispatch_ns(int fds, long rounds);
+double peers_sd_event_fd_dispatch_ns(int fds, long rounds);
+
+/// libuv's million_timers: `count` one-shot timers, each `per_ms` of them
+/// due 1 ms after the `per_ms` before, scheduled, run until all fired, and
+/// freed. `phases` gets each phase's thread CPU time per timer (schedule,
+/// dispatch, free): the dispatch phase counts the loop's work, not its
+/// waits for the clock. 0, or -1 when a timer did not fire.
+int peers_uv_million_timers(long count, long per_ms, double phases[3]);
+int peers_glib_million_timers(long count, long per_ms, double phases[3]);
+int peers_sd_event_million_timers(long count, long per_ms, double phases[3]);
+
 #endif

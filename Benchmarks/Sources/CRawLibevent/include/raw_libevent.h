@@ -64,4 +64,10 @@ void raw_wake_floor_stop(struct raw_wake_floor *floor);
 /// waited for the spinning poster (a 4 µs scheduling delay that measured
 /// the placement, not the loop). Returns pthread_setaffinity_np's status.
 int benchmark_pin_current_thread(int cpu);
+
+/// A million timers (libuv's million_timers), as the C peers' rows:
+/// `count` one-shot timers, each `per_ms` due 1 ms after the `per_ms`
+/// before; `phases` gets the thread CPU time per timer of scheduling them,
+/// dispatching them all (event_base_dispatch) and freeing them.
+int raw_libevent_million_timers(long count, long per_ms, double phases[3]);
 #endif

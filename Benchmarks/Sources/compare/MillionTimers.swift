@@ -1,0 +1,94 @@
+import CLoopPeers
+import CRawLibevent
+import Glibc
+import MainLoop
+
+/// libuv's `million_timers` for every loop: a million one-shot timers, each
+/// 10,000 due 1 ms after the 10,000 before (libuv's shape, 1,000 a
+/// millisecond, at a tenth of its 1 s so that five loops fit a round),
+/// scheduled, run until all fired, and freed. A row per phase, in thread CPU
+/// time per timer: the dispatch phase counts the loop's work, not its waits
+/// for the clock.
+enum MillionTimers {
+    static let count = 1_000_000
+    static let perMillisecond = 10_000
+
+    /// The three phases, as the rows name them.
+    enum Phase: Int, CaseIterable {
+        case schedule, dispatch, free
+        var operation: String {
+            switch self {
+            case .schedule: "a million timers: schedule, CPU per timer"
+            case .dispatch: "a million timers: dispatch, CPU per timer"
+            case .free: "a million timers: free, CPU per timer"
+            }
+        }
+    }
+
+    /// One run of a loop gives its three rows; each row takes its phase once.
+    nonisolated(unsafe) private static var shares: [String: SharedMeasurement<Phase>] = [:]
+
+    static func rows() -> [Contender] {
+        let loops: [(String, () throws -> [Double])] = [
+            ("MainLoop", mainLoop),
+            ("raw libevent", { try measured("raw libevent", raw_libevent_million_timers) }),
+            ("libuv", { try measured("libuv", peers_uv_million_timers) }),
+            ("GLib", { try measured("GLib", peers_glib_million_timers) }),
+            ("sd-event", { try measured("sd-event", peers_sd_event_million_timers) }),
+        ]
+        return loops.flatMap { loop, measure in
+            Phase.allCases.map { phase in
+                Contender(name: "\(loop) \(phase.operation)") {
+                    try shares[loop, default: SharedMeasurement()].take(phase) {
+                        let phases = try measure()
+                        return Dictionary(uniqueKeysWithValues: Phase.allCases.map { ($0, phases[$0.rawValue]) })
+                    }
+                }
+            }
+        }
+    }
+
+    /// A C loop's run: its three phases, or an error when a timer did not fire.
+    private static func measured(_ loop: String, _ run: (Int, Int, UnsafeMutablePointer<Double>) -> Int32) throws -> [Double] {
+        var phases = [Double](repeating: 0, count: 3)
+        guard run(count, perMillisecond, &phases) == 0 else { throw BenchmarkFailure("\(loop): a timer did not fire") }
+        return phases
+    }
+
+    /// MainLoop's run: `scheduleTimer(after:)` for each, `run()` until the
+    /// last fired, then the handles released.
+    private static func mainLoop() throws -> [Double] {
+        let loop = try MainRunLoop()
+        let fired = Counter()
+        let total = count
+        let start = threadCPUNanoseconds()
+        var timers: [LoopTimer] = []
+        timers.reserveCapacity(count)
+        for index in 0..<count {
+            timers.append(loop.scheduleTimer(after: .milliseconds(1 + index / perMillisecond)) {
+                fired.value += 1
+                if fired.value == total { loop.stop() }
+            })
+        }
+        let scheduled = threadCPUNanoseconds()
+        try loop.run()
+        let dispatched = threadCPUNanoseconds()
+        timers = []
+        try loop.shutdown()
+        let freed = threadCPUNanoseconds()
+        guard fired.value == count else { throw BenchmarkFailure("MainLoop: a timer did not fire") }
+        return [scheduled - start, dispatched - scheduled, freed - dispatched].map { $0 / Double(count) }
+    }
+
+    /// A loop lost a timer: the run is wrong, not slow.
+    struct BenchmarkFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private static func threadCPUNanoseconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) * 1e9 + Double(spec.tv_nsec)
+    }
+}
