@@ -75,6 +75,17 @@ import TestSupport
         #expect(try service.send(["query": "state"])["ok"] == .bool(true))
     }
 
+    /// `ctl app JSON` sends an app action; the service prints its line.
+    @Test func ctlSendsAppActions() throws {
+        let service = try RunningService()
+        defer { service.stop() }
+        let sent = try BuiltTool.run(["ctl", "--socket", service.socket, "app", #"{"post": "via-ctl"}"#])
+        #expect(sent.status == 0, "\(sent)")
+        #expect(eventually { service.observations.contains { $0["task"] == "via-ctl" } })
+        let alone = try BuiltTool.run(["ctl", "--socket", service.socket, "app"])
+        #expect(alone.status == 64 && alone.error.contains("'app' takes one argument"), "\(alone)")
+    }
+
     /// A line without its time: the live service prints the wall clock,
     /// the replay the scenario's clock; everything else is the same.
     static func withoutTime(_ line: JSONObject) -> JSONObject {
