@@ -1,4 +1,5 @@
 import CGLib
+import Foundation
 import Glibc
 import MainLoop
 
@@ -8,13 +9,23 @@ final class GLibCallback {
     init(_ body: @escaping () -> Bool) { self.body = body }
 }
 
+/// GLib's own locks are futexes, which ThreadSanitizer does not see: a
+/// callback made on one thread and run by the context's owner on another
+/// looked like a race to it, though GLib's lock ordered the two. The box is
+/// also handed over through this lock, which ThreadSanitizer sees.
+private let handover = NSLock()
+
 /// Sets `body` as the callback of `source`, attaches it to `context` and
 /// drops the caller's reference: the context owns the source.
 @discardableResult
 func attach(_ source: UnsafeMutablePointer<GSource>, to context: OpaquePointer?, _ body: @escaping () -> Bool) -> guint {
     let box = Unmanaged.passRetained(GLibCallback(body)).toOpaque()
+    handover.lock()
+    handover.unlock()
     g_source_set_callback(source, { data in
-        Unmanaged<GLibCallback>.fromOpaque(data!).takeUnretainedValue().body() ? 1 : 0
+        handover.lock()
+        handover.unlock()
+        return Unmanaged<GLibCallback>.fromOpaque(data!).takeUnretainedValue().body() ? 1 : 0
     }, box, { data in
         Unmanaged<GLibCallback>.fromOpaque(data!).release()
     })
