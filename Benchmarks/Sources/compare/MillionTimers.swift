@@ -28,24 +28,77 @@ enum MillionTimers {
     /// One run of a loop gives its three rows; each row takes its phase once.
     nonisolated(unsafe) private static var shares: [String: SharedMeasurement<Phase>] = [:]
 
+    /// Each loop's run, by the name its rows start with.
+    static var loops: [(name: String, measure: () throws -> [Double])] { [
+        ("MainLoop", mainLoop),
+        ("raw libevent", { try measured("raw libevent", raw_libevent_million_timers) }),
+        ("libuv", { try measured("libuv", peers_uv_million_timers) }),
+        ("GLib", { try measured("GLib", peers_glib_million_timers) }),
+        ("sd-event", { try measured("sd-event", peers_sd_event_million_timers) }),
+    ] }
+
+    /// Every run is made in a process of its own (`compare --million-timers
+    /// LOOP`): a million timers grow the heap by hundreds of MB, and in this
+    /// process that made libuv's child row (whose `uv_spawn` forks) several
+    /// times slower.
     static func rows() -> [Contender] {
-        let loops: [(String, () throws -> [Double])] = [
-            ("MainLoop", mainLoop),
-            ("raw libevent", { try measured("raw libevent", raw_libevent_million_timers) }),
-            ("libuv", { try measured("libuv", peers_uv_million_timers) }),
-            ("GLib", { try measured("GLib", peers_glib_million_timers) }),
-            ("sd-event", { try measured("sd-event", peers_sd_event_million_timers) }),
-        ]
-        return loops.flatMap { loop, measure in
+        loops.flatMap { loop in
             Phase.allCases.map { phase in
-                Contender(name: "\(loop) \(phase.operation)") {
-                    try shares[loop, default: SharedMeasurement()].take(phase) {
-                        let phases = try measure()
+                Contender(name: "\(loop.name) \(phase.operation)") {
+                    try shares[loop.name, default: SharedMeasurement()].take(phase) {
+                        let phases = try inChildProcess(loop.name)
                         return Dictionary(uniqueKeysWithValues: Phase.allCases.map { ($0, phases[$0.rawValue]) })
                     }
                 }
             }
         }
+    }
+
+    /// `compare --million-timers LOOP`: runs LOOP's measurement here and
+    /// prints its three phases on one line.
+    static func runAsChild(_ name: String) throws -> Never {
+        guard let loop = loops.first(where: { $0.name == name }) else { throw BenchmarkFailure("no loop named \(name)") }
+        print(try loop.measure().map { String($0) }.joined(separator: " "))
+        exit(0)
+    }
+
+    /// Runs `compare --million-timers LOOP` and reads its three phases.
+    private static func inChildProcess(_ loop: String) throws -> [Double] {
+        var executable = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
+        guard length > 0 else { throw BenchmarkFailure("cannot read /proc/self/exe") }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchmarkFailure("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        let path = String(decoding: executable[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let words = [path, "--million-timers", loop]
+        var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for word in argv { free(word) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, path, &actions, nil, &argv, environ)
+        close(fds[1])
+        defer { close(fds[0]) }
+        guard spawned == 0 else { throw BenchmarkFailure("posix_spawn failed: \(spawned)") }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let phases = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        guard status == 0, phases.count == 3 else {
+            throw BenchmarkFailure("\(loop)'s million timers failed (status \(status)): \(String(decoding: output, as: UTF8.self))")
+        }
+        return phases
     }
 
     /// A C loop's run: its three phases, or an error when a timer did not fire.

@@ -96,6 +96,10 @@ for (name, probe) in probes {
     }
 }
 
+if let index = arguments.firstIndex(of: "--million-timers"), index + 1 < arguments.count {
+    try MillionTimers.runAsChild(arguments[index + 1])
+}
+
 if arguments.contains("--curves") {
     try Curves.run(rounds: rounds)
     exit(0)
