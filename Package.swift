@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "SystemNotifications", dependencies: ["MainLoopJSON"]),
         .target(name: "EngineWire", dependencies: ["MainLoop", "AppLifecycle", "SystemNotifications", "MainLoopJSON"]),
         .target(name: "ScenarioReplay", dependencies: ["MainLoop", "EngineWire", "AppLifecycle", "SystemNotifications", "MainLoopJSON",
-                                                       "FileSupport"]),
+                                                       "FileSupport", "ServiceLogging"]),
         .target(name: "FileSupport"),
         .target(name: "ServiceLogging", dependencies: ["MainLoop", .product(name: "Logging", package: "swift-log")]),
         .target(
@@ -167,7 +167,8 @@ let package = Package(
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "ScenarioReplayTests",
-            dependencies: ["ScenarioReplay", "EngineWire", "SystemNotifications", "MainLoopJSON", "FileSupport", "TestSupport"],
+            dependencies: ["ScenarioReplay", "EngineWire", "SystemNotifications", "MainLoopJSON", "FileSupport", "TestSupport",
+                           "MainLoop", "AppLifecycle"],
             // Scenario files are data read from the source tree, not resources.
             exclude: ["Conformance", "Malformed"]
         ),

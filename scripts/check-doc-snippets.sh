@@ -55,6 +55,7 @@ targets=$(ls "$out/Sources")
 import PackageDescription
 let dependencies: [Target.Dependency] = [
     .product(name: "MainLoopKit", package: "MainLoop"),
+    .product(name: "ScenarioReplay", package: "MainLoop"),
     .product(name: "MainLoopMetrics", package: "MainLoop"),
     .product(name: "MainLoopServiceLifecycle", package: "MainLoop"),
     .product(name: "MainLoopGLib", package: "MainLoop"),

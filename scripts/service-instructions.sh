@@ -7,6 +7,7 @@
 # Benchmarks/socket/run.sh sends them) or `state` (`{"query":"state"}`).
 # Under callgrind fewer lines share a millisecond than at full speed, so
 # the observation line's timestamp text is made more often than it is then.
+# RECORD=1 runs the service with --record (what recording costs).
 #   bash scripts/service-instructions.sh [events|state] [N] [MAINLOOP]
 # MAINLOOP defaults to this checkout's release build (built if missing).
 
@@ -28,7 +29,8 @@ trap cleanup EXIT
 objcopy --strip-debug "$binary" "$work/mainloop"
 valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes ${CALLGRIND_OPTS:-} --callgrind-out-file="$work/cg.out" \
   "$work/mainloop" run --socket "$work/s" --defaults-file "$work/d.json" --locale-file "$work/locale" \
-  --zone-file "$work/localtime" --no-system-bus --no-devices >/dev/null 2>"$work/err" &
+  --zone-file "$work/localtime" --no-system-bus --no-devices ${RECORD:+--record "$work/recording.jsonl" --record-limit 100000000000} \
+  >/dev/null 2>"$work/err" &
 service=$!
 for _ in $(seq 600); do [ -S "$work/s" ] && break; sleep 0.1; done
 [ -S "$work/s" ] || { echo "the service did not start:"; cat "$work/err"; exit 1; }

@@ -71,7 +71,7 @@ fi
 step "cross-thread tests under ThreadSanitizer, with every exclusivity check on (scripts/exclusivity-checked-copy.sh)"
 checked=$(bash scripts/exclusivity-checked-copy.sh)
 bounded 15m swift test --package-path "$checked" --sanitize=thread --scratch-path "$PWD/.build-tsan" \
-  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests|MainLoopGLibTests'
+  --filter 'MainLoopTests|SystemNotificationsTests.ObserverTests|EngineOrderingTests|ControlSocketTests|SocketOrderingRegressionTests|MainQueueTests|AsyncStreamTests|OffLoopReleaseTests|BoundedOutputPumpTests|SystemdIntegrationTests|ServicePartsTests|SystemBusSourcesTests|MainLoopGLibTests|SessionRecorderTests'
 
 step "MainLoopNIO judged by SwiftNIO's own tests (copied at test time) and ours"
 bounded 15m bash scripts/nio-tests.sh

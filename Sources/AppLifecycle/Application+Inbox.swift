@@ -55,6 +55,7 @@ extension Application {
         defer { leaveEngine() }
         switch entry {
         case .lifecycle(let command, let completion):
+            if hasInputObservers { noteInput(.lifecycle(command)) }
             let steps: [LifecycleStep]
             do throws(LifecycleError) {
                 steps = try machine.plan(command)
@@ -67,17 +68,22 @@ extension Application {
             completion?(.success(state))
         case .system(let event):
             do throws(NotificationCenterError) {
-                apply(try table.record(event, mode: holdingMode))
+                let outcome = try table.record(event, mode: holdingMode)
+                if hasInputObservers { noteInput(.system(event)) }
+                apply(outcome)
             } catch {
                 emit(.systemEventRefused(error))
             }
         case .prepared(let event):
             do throws(NotificationCenterError) {
-                apply(try table.record(event, mode: holdingMode))
+                let outcome = try table.record(event, mode: holdingMode)
+                if hasInputObservers { notePrepared(event) }
+                apply(outcome)
             } catch {
                 emit(.systemEventRefused(error))
             }
         case .input(let input):
+            if hasInputObservers { noteInput(.input(input)) }
             receiveInput(input)
         case .memoryWarning:
             deliverMemoryWarning()

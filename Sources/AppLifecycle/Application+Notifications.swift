@@ -93,7 +93,9 @@ extension Application {
         }
         enterEngine()
         defer { leaveEngine() }
-        apply(try table.record(event, mode: holdingMode))
+        let outcome = try table.record(event, mode: holdingMode)
+        if hasInputObservers { noteInput(.system(event)) }
+        apply(outcome)
     }
 
     /// The hot path: a prepared event from the loop thread.
@@ -104,7 +106,24 @@ extension Application {
             try queueInLoop(.prepared(event))
             return
         }
-        activity.enterFromIdle()  // enterEngine() from an idle engine (checked above)
+        // Observed, in a function of its own: the event must outlive the
+        // record for the observers, which kept it in registers the fast
+        // path needs (+11 instructions a held event, probe `held`).
+        if hasInputObservers { return try postPreparedObserved(event) }
+        try recordPrepared(event, observed: false)
+    }
+
+    /// ``postPrepared(_:)`` with input observers: they see the event once
+    /// the engine accepted it, before it changes anything.
+    @inline(never)
+    func postPreparedObserved(_ event: PreparedEvent) throws {
+        try recordPrepared(event, observed: true)
+    }
+
+    /// Records a prepared event from an idle engine and applies the outcome.
+    @inline(__always)
+    private func recordPrepared(_ event: PreparedEvent, observed: Bool) throws {
+        activity.enterFromIdle()  // enterEngine() from an idle engine (checked by the caller)
         let outcome: RecordOutcome
         do {
             outcome = try table.record(event, mode: holdingMode)
@@ -112,6 +131,7 @@ extension Application {
             leaveEngineToIdle()
             throw error
         }
+        if observed { notePrepared(event) }
         apply(outcome)
         leaveEngineToIdle()
     }

@@ -73,6 +73,14 @@ public final class Application {
 
     // Observers.
     private var engineObservers: [(id: Int, body: (EngineEvent) -> Void)] = []
+    /// Unchecked exclusivity: read for every input while observed, changed
+    /// only by add and remove (the runtime's check cost a recorded event
+    /// 150 instructions, scripts/service-instructions.sh events with RECORD=1).
+    @exclusivity(unchecked) private var inputObservers: [(id: Int, body: (EngineInput) -> Void,
+                                                          prepared: ((PreparedEvent) -> Void)?)] = []
+    /// Whether an input observer is installed: one load and test per input
+    /// when none is (the live notification row of `compare`).
+    @exclusivity(unchecked) var hasInputObservers = false
     private var lifecycleObservers: [(id: Int, body: (LifecycleCallback) -> Void)] = []
     private var nextObserverID = 0
 
@@ -189,6 +197,60 @@ public final class Application {
         engineObservers.removeAll { $0.id == token }
     }
 
+    /// Observes every input as it takes effect, in the order inputs take
+    /// effect (BEHAVIOUR.md §8), from every path: the API on the loop
+    /// thread, posters on other threads, the control socket, sources that
+    /// post straight to the center, commands from signal handlers. An
+    /// observer is called just before the input changes anything, with the
+    /// engine busy (an input it issues waits, as from any observer). What
+    /// it sees: a lifecycle command the state allows (a command queued with
+    /// ``submit(_:completion:)`` or a poster also when refused, since its
+    /// refusal is reported as ``EngineEvent/commandRejected(_:_:)``), a
+    /// system event the engine accepted (a refused one changed nothing),
+    /// and every user input. What a session recorder records. Returns a
+    /// token for ``removeInputObserver(_:)``.
+    ///
+    /// With `prepared`, an event posted in its prepared form (the hot path,
+    /// ``SystemNotificationCenter/post(_:)-(PreparedEvent)``) goes there as
+    /// it is, instead of to `observer` in its plain form: an observer that
+    /// writes events out reads the prepared one without building the plain
+    /// one (``SystemNotificationCenter/subject(of:)``, ``SystemNotificationCenter/value(of:)``).
+    @discardableResult
+    public func addInputObserver(_ observer: @escaping (EngineInput) -> Void,
+                                 prepared: ((PreparedEvent) -> Void)? = nil) -> Int {
+        loop.preconditionInLoop()
+        nextObserverID += 1
+        inputObservers.append((nextObserverID, observer, prepared))
+        hasInputObservers = true
+        return nextObserverID
+    }
+
+    /// Removes an input observer; unknown tokens are ignored.
+    public func removeInputObserver(_ token: Int) {
+        loop.preconditionInLoop()
+        inputObservers.removeAll { $0.id == token }
+        hasInputObservers = !inputObservers.isEmpty
+    }
+
+    /// Tells the input observers (``hasInputObservers`` checked by the caller).
+    @inline(never)
+    func noteInput(_ input: EngineInput) {
+        for observer in inputObservers { observer.body(input) }
+    }
+
+    /// Tells the input observers of a prepared event (turned back into its
+    /// plain form only when someone observes).
+    @inline(never)
+    func notePrepared(_ event: PreparedEvent) {
+        for observer in inputObservers {
+            if let prepared = observer.prepared {
+                prepared(event)
+            } else {
+                observer.body(.system(table.event(from: event)))
+            }
+        }
+    }
+
     /// Observes lifecycle callbacks: called after the delegate's matching
     /// method, like UIKit's lifecycle notifications. Returns a token for
     /// ``removeLifecycleObserver(_:)``.
@@ -242,6 +304,7 @@ public final class Application {
 
     private func apply(_ command: LifecycleCommand) throws(LifecycleError) {
         let steps = try machine.plan(command)
+        if hasInputObservers { noteInput(.lifecycle(command)) }
         runTransition(steps)
     }
 

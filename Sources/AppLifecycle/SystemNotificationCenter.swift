@@ -54,6 +54,30 @@ public struct SystemNotificationCenter {
 
     // MARK: Events
 
+    /// The subject of a prepared event (a keyed kind's), while the event
+    /// is being posted or is current; nil for a value kind's.
+    public func subject(of event: PreparedEvent) -> String? {
+        application.table.subjectName(of: event)
+    }
+
+    /// The value of a prepared event as JSON, while the event is being
+    /// posted or is current.
+    public func value(of event: PreparedEvent) -> JSONValue {
+        application.table.valueJSON(of: event)
+    }
+
+    /// The slot of a registered kind: the index a prepared event of it
+    /// carries (``/SystemNotifications/PreparedEvent/slot``), for tables of one's own by kind.
+    /// - Throws: ``/SystemNotifications/NotificationCenterError/unknownKind(_:)``.
+    public func slot(of kind: NotificationKind) throws(NotificationCenterError) -> Int {
+        try application.table.slot(of: kind)
+    }
+
+    /// The kind of a prepared event.
+    public func kind(of event: PreparedEvent) -> NotificationKind {
+        application.table.kind(of: event)
+    }
+
     /// Reads a system event in the scenario/control-socket form, an object
     /// with exactly one kind key: `{"orientation": "faceUp"}`.
     public func decodeEvent(_ json: JSONValue) throws(NotificationCenterError) -> SystemEvent {

@@ -82,18 +82,12 @@ static inline struct event *CLibevent_edge_read_event_new(struct event_base *bas
     return event_new(base, fd, EV_READ | EV_PERSIST | EV_ET, callback, context);
 }
 
-/// A base with `npriorities` priority queues, initialised before any event
-/// is added as libevent needs. The loop's timers run on its own timerfd
-/// (libevent's timeouts only stand in when the kernel refuses to arm it),
-/// hence the flags:
-/// - not EVENT_BASE_FLAG_PRECISE_TIMER, which makes the epoll backend call
-///   timerfd_settime on every loop pass (the fd dispatch row of `compare`);
-/// - EVENT_BASE_FLAG_NO_CACHE_TIME: otherwise libevent reads the clock after
-///   every poll to cache it for its timeouts and
-///   event_base_gettimeofday_cached, which the loop, with a clock of its
-///   own, never reads (the fd dispatch row of `compare`); the stand-in timeout
-///   then reads the clock when it is added.
-static inline struct event_base *CLibevent_base_new(int npriorities) {
+/// A base as `CLibevent_base_new` makes; from priority `serial_from` on
+/// (none when it is negative) one callback runs per pass: libevent runs a
+/// lower priority only when every higher one is empty, so such a callback
+/// runs only once the work made ready before it has run (a per-callback
+/// loop's outside events).
+static inline struct event_base *CLibevent_base_new_serial(int npriorities, int serial_from) {
     struct event_config *config = event_config_new();
     if (config == NULL) return NULL;
     struct event_base *base = NULL;
@@ -106,7 +100,8 @@ static inline struct event_base *CLibevent_base_new(int npriorities) {
     // EPOLLRDHUP), which fd sources offer as `Readiness.peerClosed`.
     if (event_config_set_flag(config, EVENT_BASE_FLAG_NO_CACHE_TIME) == 0
         && event_config_set_flag(config, EVENT_BASE_FLAG_IGNORE_ENV) == 0
-        && event_config_require_features(config, EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE) == 0)
+        && event_config_require_features(config, EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE) == 0
+        && (serial_from < 0 || event_config_set_max_dispatch_interval(config, NULL, 1, serial_from) == 0))
         base = event_base_new_with_config(config);
     event_config_free(config);
     if (base == NULL) return NULL;
@@ -115,6 +110,27 @@ static inline struct event_base *CLibevent_base_new(int npriorities) {
         return NULL;
     }
     return base;
+}
+
+/// A base with `npriorities` priority queues, initialised before any event
+/// is added as libevent needs. The loop's timers run on its own timerfd
+/// (libevent's timeouts only stand in when the kernel refuses to arm it),
+/// hence the flags:
+/// - not EVENT_BASE_FLAG_PRECISE_TIMER, which makes the epoll backend call
+///   timerfd_settime on every loop pass (the fd dispatch row of `compare`);
+/// - EVENT_BASE_FLAG_NO_CACHE_TIME: otherwise libevent reads the clock after
+///   every poll to cache it for its timeouts and
+///   event_base_gettimeofday_cached, which the loop, with a clock of its
+///   own, never reads (the fd dispatch row of `compare`); the stand-in timeout
+///   then reads the clock when it is added.
+static inline struct event_base *CLibevent_base_new(int npriorities) {
+    return CLibevent_base_new_serial(npriorities, -1);
+}
+
+/// The priority of the event whose callback is running, or -1 when none is.
+static inline int CLibevent_running_priority(struct event_base *base) {
+    struct event *running = event_base_get_running_event(base);
+    return running == NULL ? -1 : event_get_priority(running);
 }
 
 /// event_add with no timeout (fd, signal and persistent events).

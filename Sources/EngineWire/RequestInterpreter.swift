@@ -63,6 +63,13 @@ public final class RequestInterpreter {
     /// The metrics as Prometheus text for the `metrics` query; nil: the
     /// query is answered with an error that says so.
     public var metricsText: (() -> String)?
+    /// Called with the requests the application's input observers do not
+    /// see, as they are carried out: every app action (before it runs,
+    /// rejected or not) and every lifecycle command the application
+    /// rejected (before its `rejected` line). With
+    /// ``/AppLifecycle/Application/addInputObserver(_:prepared:)`` it sees every request that
+    /// changes something, in order: what a session recorder records.
+    public var requestObserver: ((EngineRequest) -> Void)?
 
     /// The application's notification center, kept: made per event, the
     /// center retained and released the application each time, on the
@@ -126,6 +133,7 @@ public final class RequestInterpreter {
             try application.perform(command)
             return .lifecycle(application.state)
         } catch {
+            requestObserver?(.lifecycle(command))
             recorder?.record("rejected", .string(command.rawValue))
             throw .rejected(error.description)
         }
@@ -221,6 +229,7 @@ public final class RequestInterpreter {
         guard let recorder else {
             throw .refused("'app' actions need an observation recorder (the app they act for); this service has none")
         }
+        requestObserver?(.app(action))
         do {
             try carryOut(action, recorder: recorder)
             return .action

@@ -37,6 +37,13 @@ public enum SpecTime {
 
     /// A loop instant as an exact JSON number of seconds (observations' `at`).
     public static func json(_ instant: LoopInstant) -> JSONValue {
-        .number(JSONNumber(decimalText: instant.decimalSeconds) ?? JSONNumber(instant.seconds))
+        let nanoseconds = instant.nanoseconds
+        // Below 2^53 ns (104 days) the quotient of two exact Doubles is the
+        // nearest Double to the decimal, as reading the text gives it.
+        guard nanoseconds.magnitude < 1 << 53 else {
+            return .number(JSONNumber(decimalText: instant.decimalSeconds) ?? JSONNumber(instant.seconds))
+        }
+        return .number(JSONNumber(value: Double(nanoseconds) / 1e9,
+                                  exactText: DecimalSeconds.text(nanoseconds: nanoseconds)))
     }
 }

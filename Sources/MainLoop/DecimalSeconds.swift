@@ -77,19 +77,74 @@ public enum DecimalSeconds {
     /// Exact decimal text of `nanoseconds` as seconds, without trailing
     /// zeros: `300000000` → `"0.3"`, `12000000000` → `"12"`.
     public static func text(nanoseconds: Int64) -> String {
-        let negative = nanoseconds < 0
-        let magnitude = nanoseconds.magnitude
-        let whole = magnitude / 1_000_000_000
-        let fraction = magnitude % 1_000_000_000
-        var text = (negative ? "-" : "") + String(whole)
-        if fraction != 0 {
-            var digits = String(fraction)
-            digits = String(repeating: "0", count: 9 - digits.count) + digits
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
+        // Digits written into a buffer and made a String once: an
+        // observation's instant is formatted for nearly every line a
+        // recorded session prints (scripts/service-instructions.sh events
+        // with RECORD=1).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            let count = write(nanoseconds: nanoseconds, into: buffer.baseAddress!)
+            return String(decoding: UnsafeBufferPointer(start: buffer.baseAddress!, count: count), as: UTF8.self)
         }
-        return text
     }
+
+    /// Writes ``text(nanoseconds:)``'s text into `output` (room for 32
+    /// bytes) and returns its length.
+    public static func write(nanoseconds: Int64, into output: UnsafeMutablePointer<UInt8>) -> Int {
+        var count = 0
+        if nanoseconds < 0 {
+            output[0] = UInt8(ascii: "-")
+            count = 1
+        }
+        let magnitude = nanoseconds.magnitude
+        var whole = magnitude / 1_000_000_000
+        var fraction = UInt32(truncatingIfNeeded: magnitude % 1_000_000_000)
+        // Two digits at a time from a table (an instant is written for
+        // every step and observation of a recorded session).
+        let pairs = digitPairs.utf8Start
+        // The whole seconds, written backwards into the end of the room, then moved.
+        var end = 32
+        while whole >= 100 {
+            let pair = Int(whole % 100) &* 2
+            whole /= 100
+            end -= 2
+            output[end] = pairs[pair]
+            output[end + 1] = pairs[pair + 1]
+        }
+        if whole >= 10 {
+            end -= 2
+            output[end] = pairs[Int(whole) &* 2]
+            output[end + 1] = pairs[Int(whole) &* 2 + 1]
+        } else {
+            end -= 1
+            output[end] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: whole)
+        }
+        let digits = 32 - end
+        (output + count).update(from: output + end, count: digits)
+        count += digits
+        guard fraction != 0 else { return count }
+        // Nine digits: one, then four pairs; then the trailing zeros dropped.
+        output[count] = UInt8(ascii: ".")
+        output[count + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100_000_000)
+        fraction %= 100_000_000
+        var index = count + 9
+        for _ in 0..<4 {
+            let pair = Int(fraction % 100) &* 2
+            fraction /= 100
+            output[index - 1] = pairs[pair]
+            output[index] = pairs[pair + 1]
+            index -= 2
+        }
+        var last = count + 9
+        while output[last] == UInt8(ascii: "0") { last -= 1 }
+        return last + 1
+    }
+
+    /// "00" to "99", for ``write(nanoseconds:into:)``.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 }
 
 extension Duration {

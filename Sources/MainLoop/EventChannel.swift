@@ -141,7 +141,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         wakeEvent = CLibevent_edge_read_event_new(base, fd, remoteTrampoline, context)
         guard let drainEvent, let wakeEvent,
               event_priority_set(drainEvent, Int32(priority.rawValue)) == 0,
-              event_priority_set(wakeEvent, Int32(priority.rawValue)) == 0,
+              event_priority_set(wakeEvent, core.libeventPriority(priority, outside: true)) == 0,
               CLibevent_add(wakeEvent) == 0
         else {
             let error = systemError("creating the channel's libevent events")

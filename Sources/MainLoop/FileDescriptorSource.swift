@@ -122,7 +122,7 @@ public final class FileDescriptorSource: LoopRegistered {
             fdTrampoline, context)
         else { throw systemError("event_new for fd \(fileDescriptor)") }
         // A paused source gets its event now and is watched when it resumes.
-        guard event_priority_set(created, Int32(priority.rawValue)) == 0, limiter.isPaused || CLibevent_add(created) == 0 else {
+        guard event_priority_set(created, core.libeventPriority(priority, outside: true)) == 0, limiter.isPaused || CLibevent_add(created) == 0 else {
             event_free(created)
             throw systemError("event_add for fd \(fileDescriptor)")
         }

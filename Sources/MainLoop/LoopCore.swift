@@ -55,12 +55,16 @@ final class LoopCore: @unchecked Sendable {
     /// The observers, idle and exit handlers; nil until the first is added.
     /// Loop thread only.
     @exclusivity(unchecked) var passHooks: LoopPassHooks?
+    /// Set when a callback must do something before it runs
+    /// (``noteWake()``): call the after-waiting observers (see
+    /// ``observersAwaitWake``), or read the clock (a per-callback clock,
+    /// where it stays set). libevent has no hook between its wait and its
+    /// dispatch, so the trampolines check this. Loop thread only.
+    @exclusivity(unchecked) @usableFromInline var afterWaitingPending = false
     /// Set when the loop called its before-waiting observers and some
     /// observer wants after-waiting: the first callback after the wait (or
-    /// the pass, if nothing ran) calls them (``noteWake()``). libevent has no
-    /// hook between its wait and its dispatch, so the trampolines check this.
-    /// Loop thread only.
-    @exclusivity(unchecked) @usableFromInline var afterWaitingPending = false
+    /// the pass, if nothing ran) calls them. Loop thread only.
+    @exclusivity(unchecked) var observersAwaitWake = false
     /// Set while `run()` is inside libevent's own loop (no pass hooks yet):
     /// adding the first hook breaks it, so `run()` goes on pass by pass.
     /// Loop thread only.
@@ -77,20 +81,34 @@ final class LoopCore: @unchecked Sendable {
 
     /// Whether the loop runs on the manual clock. Immutable.
     let isDeterministic: Bool
-    /// The manual clock (deterministic loops): moved on the loop thread
-    /// only, read from any thread (``LoopClock/now``), hence atomic (a
-    /// relaxed load is a plain load).
+    /// Whether the loop reads the monotonic clock once per callback
+    /// (``ClockReading/perCallback``). Immutable.
+    let readsClockPerCallback: Bool
+    /// Whether `now` is the stored instant (``manualClock``) rather than a
+    /// fresh reading: deterministic and per-callback loops. Immutable.
+    let usesStoredClock: Bool
+    /// The manual clock (deterministic loops), or the instant the current
+    /// callback began (per-callback loops): moved on the loop thread only,
+    /// read from any thread (``LoopClock/now``), hence atomic (a relaxed
+    /// load is a plain load).
     let manualClock = Atomic<Int64>(0)
     var manualNow: LoopInstant {
         get { LoopInstant(nanoseconds: manualClock.load(ordering: .relaxed)) }
         set { manualClock.store(newValue.nanoseconds, ordering: .relaxed) }
     }
 
-    init(base: OpaquePointer, deterministic: Bool) {
+    init(base: OpaquePointer, deterministic: Bool, clockReading: ClockReading) {
         self.owner = CThreadToken_assign()
         ownerIsMainThread = CLinux_is_main_thread() != 0
         self.base = base
         self.isDeterministic = deterministic
+        readsClockPerCallback = !deterministic && clockReading == .perCallback
+        usesStoredClock = deterministic || readsClockPerCallback
+        if readsClockPerCallback {
+            manualClock.store(LoopInstant.monotonicNow().nanoseconds, ordering: .relaxed)
+            // Every callback reads the clock (noteWake), for the loop's life.
+            afterWaitingPending = true
+        }
     }
 
     /// True on the loop's own thread: the calling thread's token (one
@@ -117,10 +135,63 @@ final class LoopCore: @unchecked Sendable {
         if afterWaitingPending { wokeUp() }
     }
 
+    /// A per-callback loop's libevent priority for the events that come
+    /// from outside the loop (fd sources, signals, other threads' posts):
+    /// below every ``LoopPriority``, one callback a pass (the base is made
+    /// so). Such a callback runs only when the work made ready before it
+    /// (posted work, due timers) has run, as a replay runs what is ready
+    /// before its next step; nil on other loops.
+    var outsidePriority: Int32? { readsClockPerCallback ? LoopPriority.queueCount : nil }
+
+    /// The libevent priority of an event of `priority`; `outside`: it comes
+    /// from outside the loop (see ``outsidePriority``).
+    func libeventPriority(_ priority: LoopPriority, outside: Bool) -> Int32 {
+        if outside, let outsidePriority { return outsidePriority }
+        return Int32(priority.rawValue)
+    }
+
+    /// A per-callback loop: bumped when a callback begins; inputs applied
+    /// with no change of it between them were applied in one turn, with
+    /// nothing run between (a session recorder marks them so). Loop thread only.
+    @exclusivity(unchecked) var callbackTurn: UInt64 = 0
+
     @inline(never) @usableFromInline
     func wokeUp() {
-        afterWaitingPending = false
-        passHooks?.notify(.afterWaiting)
+        if readsClockPerCallback { beginCallback() } else { afterWaitingPending = false }
+        if observersAwaitWake {
+            observersAwaitWake = false
+            passHooks?.notify(.afterWaiting)
+        }
+    }
+
+    /// A per-callback clock: a callback from outside the loop reads the
+    /// monotonic clock as it begins, held back to just before the earliest
+    /// timer that is due and has not run yet, and never behind the instant
+    /// of the callback before. So what a callback does happens, on the loop's clock, after
+    /// every timer that ran before it and before every timer that runs
+    /// after it: the order a replay on the manual clock reproduces
+    /// (a replay runs what is due by an instant before that instant's input).
+    func beginCallback() {
+        guard let base else { return }
+        let running = CLibevent_running_priority(base)
+        guard running >= 0 else { return }
+        callbackTurn &+= 1
+        // Only what comes from outside moves the clock: work the loop made
+        // ready runs at the instant of what made it, as in a replay.
+        if running == outsidePriority { readClockForCallback() }
+    }
+
+    func readClockForCallback() {
+        var reading = LoopInstant.monotonicNow().nanoseconds
+        if let earliest = scheduler?.heap.first?.deadline, earliest <= reading { reading = earliest - 1 }
+        if reading > manualClock.load(ordering: .relaxed) { manualClock.store(reading, ordering: .relaxed) }
+    }
+
+    /// A per-callback clock: a timer runs at its deadline (the clock never
+    /// goes back: a timer that became due before the instant of an earlier
+    /// callback runs at that instant).
+    func enterTimerCallback(deadline: Int64) {
+        if deadline > manualClock.load(ordering: .relaxed) { manualClock.store(deadline, ordering: .relaxed) }
     }
 
     /// Whether libevent has callbacks activated and not yet run.
@@ -140,8 +211,14 @@ final class LoopCore: @unchecked Sendable {
     /// The janitor's callback: drops what was retired.
     func releaseRetired() { retired.removeAll() }
 
-    /// Now on the loop's clock: the monotonic clock, or the manual one.
-    var now: LoopInstant { isDeterministic ? manualNow : .monotonicNow() }
+    /// The clock itself, not a per-callback loop's stored instant: the
+    /// manual clock, or a fresh monotonic reading. What decides which
+    /// timers are due.
+    var clockReading: LoopInstant { isDeterministic ? manualNow : .monotonicNow() }
+
+    /// Now on the loop's clock: the monotonic clock, the manual one, or the
+    /// instant the current callback began.
+    var now: LoopInstant { usesStoredClock ? manualNow : .monotonicNow() }
 
     /// Fails with a message naming the method and the rule unless called
     /// on the loop thread.
@@ -186,6 +263,9 @@ final class LoopCore: @unchecked Sendable {
         case .app: activeDrains.2 -= 1
         }
     }
+
+    /// Whether posted work is waiting to run, at any priority.
+    var hasActiveDrains: Bool { activeDrains != (0, 0, 0) }
 
     /// Whether ready work of a strictly higher priority is waiting.
     @inlinable

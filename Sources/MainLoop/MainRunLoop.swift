@@ -125,11 +125,30 @@ public final class MainRunLoop: @unchecked Sendable {
     ///   `CLOCK_MONOTONIC` (tests and scenario replay).
     /// - Throws: ``MainLoopError/system(operation:errno:)`` when libevent or
     ///   the kernel cannot provide the base or its eventfd.
-    public init(deterministic: Bool = false) throws(MainLoopError) {
-        guard let base = CLibevent_base_new(LoopPriority.queueCount) else {
+    public convenience init(deterministic: Bool = false) throws(MainLoopError) {
+        try self.init(deterministic: deterministic, clockReading: .continuous)
+    }
+
+    /// Creates a loop on `CLOCK_MONOTONIC` owned by the calling thread,
+    /// reading the clock as `clockReading` says: ``ClockReading/perCallback``
+    /// makes what the loop's code does reproducible on the manual clock
+    /// (a recorded session replays to the nanosecond).
+    /// - Throws: ``MainLoopError/system(operation:errno:)`` when libevent or
+    ///   the kernel cannot provide the base or its eventfd.
+    public convenience init(clockReading: ClockReading) throws(MainLoopError) {
+        try self.init(deterministic: false, clockReading: clockReading)
+    }
+
+    private init(deterministic: Bool, clockReading: ClockReading) throws(MainLoopError) {
+        let perCallback = !deterministic && clockReading == .perCallback
+        // A per-callback loop has one more libevent priority, below the
+        // others, for the events that come from outside (see LoopCore.outsidePriority).
+        guard let base = perCallback ? CLibevent_base_new_serial(LoopPriority.queueCount + 1, LoopPriority.queueCount)
+                                     : CLibevent_base_new(LoopPriority.queueCount)
+        else {
             throw systemError("event_base_new")
         }
-        core = LoopCore(base: base, deterministic: deterministic)
+        core = LoopCore(base: base, deterministic: deterministic, clockReading: clockReading)
         do throws(MainLoopError) {
             timers = try TimerScheduler(core: core)
             core.scheduler = timers
@@ -155,7 +174,7 @@ public final class MainRunLoop: @unchecked Sendable {
             }
             core.janitorEvent = janitor
             guard let controlEvent,
-                  event_priority_set(controlEvent, Int32(LoopPriority.system.rawValue)) == 0,
+                  event_priority_set(controlEvent, core.libeventPriority(.system, outside: true)) == 0,
                   CLibevent_add(controlEvent) == 0
             else { throw systemError("creating the loop's libevent events") }
             for priority in LoopPriority.allCases {
@@ -179,8 +198,17 @@ public final class MainRunLoop: @unchecked Sendable {
 
     // MARK: Clock
 
-    /// Now on this loop's clock: the monotonic clock, or the manual one.
+    /// Now on this loop's clock: the monotonic clock, the manual one, or
+    /// (``ClockReading/perCallback``) the instant the current callback began.
     public var now: LoopInstant { core.now }
+
+    /// A per-callback loop's count of the callbacks begun: two inputs seen
+    /// with the same count were applied in one turn, nothing run between
+    /// them (what a session recorder marks). Loop thread only.
+    package var callbackTurn: UInt64 { core.callbackTurn }
+
+    /// How this loop reads its clock.
+    public var clockReading: ClockReading { core.readsClockPerCallback ? .perCallback : .continuous }
 
     // MARK: Posting work
 
@@ -432,7 +460,10 @@ public final class MainRunLoop: @unchecked Sendable {
         }
         guard announcesWait, !core.hasActiveEvents, !core.isShutDown else { return }
         hooks.notify(.beforeWaiting)
-        if hooks.observes(.afterWaiting) { core.afterWaitingPending = true }
+        if hooks.observes(.afterWaiting) {
+            core.observersAwaitWake = true
+            core.afterWaitingPending = true
+        }
     }
 
     /// The exit handlers, each followed by the work it posted, until none
@@ -587,6 +618,7 @@ public final class MainRunLoop: @unchecked Sendable {
         core.passHooks?.removeAll()
         core.passHooks = nil
         core.afterWaitingPending = false
+        core.observersAwaitWake = false
         if let foreignPassEnd { event_free(foreignPassEnd) }
         foreignPassEnd = nil
         if let janitor = core.janitorEvent { event_free(janitor) }

@@ -48,7 +48,7 @@ public final class SignalSource: LoopRegistered {
         guard let created = CLibevent_evsignal_new(base, signalNumber, signalTrampoline, context) else {
             throw systemError("evsignal_new(\(signalNumber))")
         }
-        guard event_priority_set(created, Int32(LoopPriority.system.rawValue)) == 0, CLibevent_add(created) == 0 else {
+        guard event_priority_set(created, core.libeventPriority(.system, outside: true)) == 0, CLibevent_add(created) == 0 else {
             event_free(created)
             throw systemError("event_add for signal \(signalNumber)")
         }

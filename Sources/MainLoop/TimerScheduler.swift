@@ -178,14 +178,36 @@ final class TimerScheduler {
 
     /// Runs every timer whose deadline is not after now, in heap order.
     func fireDueTimers() {
-        let current = core.now
+        // The real clock decides what is due (a per-callback clock was held
+        // back before the earliest due timer); the manual one on a replay.
+        let current = core.clockReading
         let workBefore = core.workCounter
         defer {
             // Only on the real clock: the manual clock runs due timers
             // through activateIfDue, never starving what a test steps.
             if !core.isDeterministic, core.workCounter != workBefore { workAtLastBatchEnd = core.workCounter }
         }
+        if core.readsClockPerCallback, let first = heap.first, first.deadline > core.manualNow.nanoseconds,
+           core.hasActiveDrains, let yieldEvent {
+            // Work made ready at the loop's instant runs before a timer of a
+            // later instant (the yield event queues behind it), as a
+            // replay runs a step's work before it advances the clock.
+            event_active(yieldEvent, 0, 0)
+            return
+        }
+        var batchDeadline: Int64?
         while let first = heap.first, first.deadline <= current.nanoseconds {
+            if core.readsClockPerCallback {
+                // One deadline a batch: what the timers of one instant made
+                // ready runs before the next instant's timers (the yield
+                // event, at app priority, queues behind it), as a replay's
+                // `advance` runs it, and at that instant.
+                if let batchDeadline, first.deadline != batchDeadline, let yieldEvent {
+                    event_active(yieldEvent, 0, 0)
+                    break
+                }
+                batchDeadline = first.deadline
+            }
             heap.remove(slot: first.slot)
             // The scheduler's retain moves into `timer` for the handler's run.
             guard let timer = timers[Int(first.slot)]?.takeRetainedValue() else { continue }
@@ -194,12 +216,17 @@ final class TimerScheduler {
             freeCount += 1
             timer.slot = -1
             core.workCounter &+= 1
+            var firedAt = current
+            if core.readsClockPerCallback {
+                core.enterTimerCallback(deadline: first.deadline)
+                firedAt = core.manualNow
+            }
             if let monitor = core.monitor {
                 monitor.measure(.timer, .system, deadline: core.isDeterministic ? nil : first.deadline) {
-                    timer.fire(now: current)
+                    timer.fire(now: firedAt)
                 }
             } else {
-                timer.fire(now: current)
+                timer.fire(now: firedAt)
             }
             if core.isShutDown { return }
         }
@@ -233,7 +260,7 @@ final class TimerScheduler {
         // event wakes the loop instead, rounded up to the microsecond so it
         // is never early (fireDueTimers fires only what is due, and re-arms).
         armFailures &+= 1
-        let delay = max(0, deadline - core.now.nanoseconds)
+        let delay = max(0, deadline - core.clockReading.nanoseconds)
         var timeout = timeval(tv_sec: Int(delay / 1_000_000_000), tv_usec: Int((delay % 1_000_000_000) / 1000) + 1)
         event_add(timerEvent, &timeout)
     }
@@ -248,7 +275,7 @@ final class TimerScheduler {
 
     @inline(never)
     private func activateEarliestIfDue() {
-        guard let timerEvent, let deadline = heap.first?.deadline, deadline <= core.now.nanoseconds else { return }
+        guard let timerEvent, let deadline = heap.first?.deadline, deadline <= core.clockReading.nanoseconds else { return }
         event_active(timerEvent, 0, 0)
     }
 

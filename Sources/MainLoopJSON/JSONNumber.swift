@@ -29,6 +29,15 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         literal = decimalText
     }
 
+    /// A number whose exact decimal text the caller made from the value
+    /// it stands for, with no parse: `value` must be what `decimalText`
+    /// reads as (the nearest Double). For texts made many times a second
+    /// (an observation's instant), where reading them back was the cost.
+    package init(value: Double, exactText decimalText: String) {
+        self.value = value == 0 ? 0 : value
+        literal = decimalText
+    }
+
     /// The exact decimal text: the literal, or the shortest text that reads
     /// back as the same Double.
     public var decimalText: String { literal ?? (value.isFinite ? JSONValue.format(value) : "null") }

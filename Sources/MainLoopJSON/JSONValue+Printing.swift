@@ -14,6 +14,12 @@ extension JSONValue {
         JSONByteWriter.writing(into: &output) { $0.value(self) }
     }
 
+    /// Appends `text` as a JSON string (quoted, escaped), as the printer
+    /// writes strings: a line assembled from parts with no value built.
+    public static func appendString(_ text: String, to output: inout [UInt8]) {
+        JSONByteWriter.writing(into: &output) { $0.string(text) }
+    }
+
     /// Appends the decimal digits of `value`, as the printer writes that
     /// integer, with no printer set up (a count in a line assembled from
     /// text made once).

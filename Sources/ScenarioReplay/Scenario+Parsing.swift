@@ -39,6 +39,9 @@ extension Scenario {
             if let lastAt, step.at < lastAt {
                 throw ScenarioError(stepIndex: index, problem: "'at' \(text(step.at)) is before the previous step's \(text(lastAt))")
             }
+            if step.sameTurn, step.at != lastAt {
+                throw ScenarioError(stepIndex: index, problem: "'sameTurn' needs a previous step at the same 'at'")
+            }
             lastAt = step.at
             scenario.steps.append(step)
         }
@@ -52,7 +55,7 @@ extension Scenario {
         return scenario
     }
 
-    private mutating func parseConfig(_ json: JSONValue) throws(ScenarioError) {
+    mutating func parseConfig(_ json: JSONValue) throws(ScenarioError) {
         guard let config = json.objectValue else { throw ScenarioError(problem: "config: must be an object") }
         try Self.located(nil, prefix: "config") { () throws(RequestError) in
             try RequestDecoder.requireKnownKeys(config, ["backgroundTaskLimit", "expirationLead", "didEnterBackgroundLimit",
@@ -101,7 +104,13 @@ extension Scenario {
         guard var object = json.objectValue else { throw RequestError("a step must be an object") }
         let at = try SpecTime.duration(object["at"], field: "at")
         object["at"] = nil
-        return Step(at: at, request: try RequestDecoder.decode(object, context: .scenarioStep))
+        var sameTurn = false
+        if let flag = object["sameTurn"] {
+            guard let value = flag.boolValue else { throw RequestError("'sameTurn' must be true or false") }
+            sameTurn = value
+            object["sameTurn"] = nil
+        }
+        return Step(at: at, request: try RequestDecoder.decode(object, context: .scenarioStep), sameTurn: sameTurn)
     }
 
     /// Runs `body`, placing its error at `steps[index]` (or under `prefix`).

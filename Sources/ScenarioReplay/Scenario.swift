@@ -13,10 +13,24 @@ public struct Scenario: Sendable {
         public var at: Duration
         /// What happens.
         public var request: EngineRequest
+        /// The step follows the previous one in the same turn of the loop
+        /// (`"sameTurn": true`): what the previous step made ready runs
+        /// after this one, not before (a recording's inputs that one
+        /// callback applied, such as pipelined socket lines).
+        public var sameTurn = false
+
+        public init(at: Duration, request: EngineRequest, sameTurn: Bool = false) {
+            self.at = at
+            self.request = request
+            self.sameTurn = sameTurn
+        }
     }
 
     public var name: String
     public var configuration = LifecycleConfiguration()
+
+    /// A scenario named `name` with the default configuration and no steps.
+    public init(name: String) { self.name = name }
     /// Whether the replay app ends a task from its expiration handler.
     public var expirationHandlerEndsTask = true
     /// The scenario's own kinds (`config.customKinds`), in declaration order.
@@ -26,4 +40,7 @@ public struct Scenario: Sendable {
     public var steps: [Step] = []
     /// The expected observations, if the file has `expect`.
     public var expect: [JSONObject]?
+    /// For a recording, the line (from 1) of its first step: errors in a
+    /// step name its line rather than its index.
+    public var firstStepLine: Int?
 }

@@ -12,18 +12,7 @@ extension ScenarioFile {
     /// - Throws: ``ScenarioError`` naming the file, and the entry and field
     ///   that is wrong; two entries of one name are an error.
     public static func readKinds(_ path: String) throws(ScenarioError) -> [CoalescingRule] {
-        let text: String
-        do {
-            text = try FileContents.text(path, maxBytes: maxKindsFileBytes)
-        } catch {
-            throw ScenarioError(file: path, problem: error.description)
-        }
-        let json: JSONValue
-        do {
-            json = try JSONValue.parse(text)
-        } catch {
-            throw ScenarioError(file: path, problem: "invalid JSON: \(error)")
-        }
+        let json = try readJSON(path, maxBytes: maxKindsFileBytes)
         guard let entries = json.arrayValue else {
             throw ScenarioError(file: path, problem: "a kinds file is a JSON array of custom kind entries")
         }
@@ -63,5 +52,43 @@ extension Scenario {
             }
         }
         return declared
+    }
+}
+
+extension ScenarioFile {
+    /// The largest configuration file read (1 MiB).
+    public static let maxConfigFileBytes = 1 << 20
+
+    /// Reads a file holding a scenario's `config` object (BEHAVIOUR.md §7),
+    /// for a service that runs with the configuration a scenario states
+    /// (`mainloop run --config FILE`): the result's ``Scenario/configuration``,
+    /// ``Scenario/expirationHandlerEndsTask`` and ``Scenario/customKinds``.
+    /// - Throws: ``ScenarioError`` naming the file and the key.
+    public static func readConfig(_ path: String) throws(ScenarioError) -> Scenario {
+        let json = try readJSON(path, maxBytes: maxConfigFileBytes)
+        var scenario = Scenario(name: path)
+        do throws(ScenarioError) {
+            try scenario.parseConfig(json)
+        } catch {
+            var located = error
+            located.file = path
+            throw located
+        }
+        return scenario
+    }
+
+    /// One JSON value read from the file `path` (at most `maxBytes`).
+    private static func readJSON(_ path: String, maxBytes: Int) throws(ScenarioError) -> JSONValue {
+        let text: String
+        do {
+            text = try FileContents.text(path, maxBytes: maxBytes)
+        } catch {
+            throw ScenarioError(file: path, problem: error.description)
+        }
+        do {
+            return try JSONValue.parse(text)
+        } catch {
+            throw ScenarioError(file: path, problem: "invalid JSON: \(error)")
+        }
     }
 }

@@ -239,9 +239,15 @@ private final class ReplaySession {
         // What comes due up to and at this instant runs before the step;
         // a step behind the clock (a blocked callback moved it on) runs
         // at the clock's time, after what is due by then (BEHAVIOUR.md §7).
-        try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
+        // A step in the previous one's turn runs right after it.
+        if !step.sameTurn {
+            try drive(index) { () throws(MainLoopError) in try loop.advance(to: SpecTime.instant(step.at)) }
+        }
         try perform(step, index: index)
-        try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
+        let nextInSameTurn = index + 1 < scenario.steps.count && scenario.steps[index + 1].sameTurn
+        if !nextInSameTurn {
+            try drive(index) { () throws(MainLoopError) in try loop.runUntilIdle() }
+        }
         return true
     }
 

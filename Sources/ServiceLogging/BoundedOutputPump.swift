@@ -48,6 +48,9 @@ public final class BoundedOutputPump: @unchecked Sendable {
     private var finishing = false
     private var broken = false
     private var dropped = 0
+    /// Why writing stopped: the `errno` of the write that failed (or of the
+    /// writer thread's start). Guarded by `mutex`.
+    private var failure: Int32?
 
     /// A pump for `descriptor`. Its writer thread starts with the first
     /// line: a pump that is never written to (a service's stdout when
@@ -170,6 +173,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
             // (writing on the caller's thread could block it).
             Unmanaged<BoundedOutputPump>.fromOpaque(context).release()
             broken = true
+            failure = status
             dropped += queue.count(where: { $0 == UInt8(ascii: "\n") })
             queue.removeAll()
             queuedBytes = 0
@@ -212,6 +216,14 @@ public final class BoundedOutputPump: @unchecked Sendable {
         bytes.withUnsafeBufferPointer { write(contiguousLine: $0) }
     }
 
+    /// Queues the bytes of a line, in memory the caller owns, plus a
+    /// newline (a line assembled in a buffer of one's own, as a session
+    /// recorder's steps are).
+    @discardableResult
+    public func write(lineBuffer bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        write(contiguousLine: bytes)
+    }
+
     private func write(contiguousLine bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count + 1
         pthread_mutex_lock(mutex)
@@ -238,6 +250,15 @@ public final class BoundedOutputPump: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
         }
         if posted { wakePosted = true } else { pthread_cond_signal(changed) }
+    }
+
+    /// The `errno` of the failure that stopped the pump (a write that
+    /// failed: ENOSPC on a full disk, EPIPE, or the writer thread's start),
+    /// nil while it writes. Every line after it is dropped and counted.
+    public var failureErrno: Int32? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return failure
     }
 
     /// Lines dropped so far.
@@ -302,7 +323,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
             swap(&batch, &queue)
             writing = true
             pthread_mutex_unlock(mutex)
-            let written = writeAll(batch)
+            let (written, error) = writeAll(batch)
             pthread_mutex_lock(mutex)
             writing = false
             queuedBytes -= written
@@ -311,6 +332,7 @@ public final class BoundedOutputPump: @unchecked Sendable {
                 // The lines lost are those not written whole: every
                 // newline not written, here and in what queued meanwhile.
                 broken = true
+                failure = error
                 let newline = UInt8(ascii: "\n")
                 dropped += batch[written...].count(where: { $0 == newline }) + queue.count(where: { $0 == newline })
                 queue.removeAll()
@@ -336,17 +358,18 @@ public final class BoundedOutputPump: @unchecked Sendable {
         return deadline
     }
 
-    /// Writes `bytes` until done or failed; returns how many went out.
-    private func writeAll(_ bytes: [UInt8]) -> Int {
+    /// Writes `bytes` until done or failed; returns how many went out, and
+    /// the `errno` of the write that failed.
+    private func writeAll(_ bytes: [UInt8]) -> (written: Int, errno: Int32) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return offset
+                return (offset, errno)
             }
             offset += count
         }
-        return offset
+        return (offset, 0)
     }
 }

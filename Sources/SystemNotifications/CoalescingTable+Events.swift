@@ -129,6 +129,24 @@ extension CoalescingTable {
         return .symbol(symbols.intern(value, pinned: pinned))
     }
 
+    /// A prepared event in its plain form: kind, subject name and JSON
+    /// value (a prepared event's subject and value are the table's until
+    /// it is recorded, and a recorded one's stay while they are current).
+    public func event(from prepared: PreparedEvent) -> SystemEvent {
+        SystemEvent(kind: kind(of: prepared), subject: subjectName(of: prepared), value: valueJSON(of: prepared))
+    }
+
+    /// A prepared event's subject name (nil for a value kind's).
+    public func subjectName(of prepared: PreparedEvent) -> String? {
+        prepared.subject >= 0 ? subjectInfo[Int(prepared.subject)].name : nil
+    }
+
+    /// A prepared event's value as JSON.
+    public func valueJSON(of prepared: PreparedEvent) -> JSONValue { json(prepared.value, slot: Int(prepared.slot)) }
+
+    /// A prepared event's kind.
+    public func kind(of prepared: PreparedEvent) -> NotificationKind { descriptors[Int(prepared.slot)].kind }
+
     /// The JSON form of a value of the kind at `slot`.
     func json(_ value: EventValue, slot: Int) -> JSONValue {
         if let id = value.symbolID { return symbols[id] }

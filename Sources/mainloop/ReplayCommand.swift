@@ -1,7 +1,8 @@
+import MainLoopJSON
 import ScenarioReplay
 import SystemNotifications
 
-/// `mainloop replay [--check] [--kinds FILE] FILE...`: runs BEHAVIOUR.md §7 scenarios on the real
+/// `mainloop replay [--check [--expect OUTPUT]] [--kinds FILE] [--partial] FILE...`: runs BEHAVIOUR.md §7 scenarios on the real
 /// main loop (deterministic mode) and prints BEHAVIOUR.md §7 observation lines, or
 /// compares them with each file's `expect`.
 struct ReplayCommand {
@@ -19,6 +20,9 @@ struct ReplayCommand {
             .flag("check", "Compare with each file's \"expect\" instead of printing observations."),
             .value("kinds", "file", "Declare the kinds in FILE (a JSON array of custom kind entries, as "
                    + "CoalescingRule.customKindJSON() writes them) before each scenario's own."),
+            .value("expect", "file", "With --check and one file: compare with the observation lines in FILE "
+                   + "(what `mainloop run --record` printed live) instead of the file's \"expect\"."),
+            .flag("partial", "Replay a recording that was cut off (no end line): its whole steps."),
         ],
         arguments: "<file> ...",
         argumentsHelp: "Scenario files (JSON)."
@@ -26,13 +30,18 @@ struct ReplayCommand {
 
     let check: Bool
     let kindsFile: String?
+    let expectFile: String?
+    let partial: Bool
     let files: [String]
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         check = arguments.flag("check")
         kindsFile = arguments.string("kinds")
+        expectFile = arguments.string("expect")
+        partial = arguments.flag("partial")
         files = arguments.arguments
         if files.isEmpty { throw UsageError("missing scenario files") }
+        if expectFile != nil, !check || files.count != 1 { throw UsageError("--expect needs --check and one file") }
     }
 
     func run() throws {
@@ -56,7 +65,7 @@ struct ReplayCommand {
                 // number of them takes bounded memory (BEHAVIOUR.md §7).
                 let output = Output.Batched()
                 defer { output.flush() }
-                try ScenarioFile.stream(file, kinds: kinds) { output.line(ScenarioFile.line($0)) }
+                try ScenarioFile.stream(file, kinds: kinds, partial: partial) { output.line(ScenarioFile.line($0)) }
             } catch {
                 failures += 1
                 Output.error("error: \(error)")
@@ -67,8 +76,17 @@ struct ReplayCommand {
 
     private func runChecks(_ kinds: [CoalescingRule]) throws {
         var passed = 0, failed = 0
+        var expected: [JSONObject]?
+        if let expectFile {
+            do {
+                expected = try ScenarioFile.readObservations(expectFile)
+            } catch {
+                Output.error("error: \(error)")
+                throw ExitCode(1)
+            }
+        }
         for file in files {
-            switch ScenarioFile.check(file, kinds: kinds) {
+            switch ScenarioFile.check(file, kinds: kinds, partial: partial, expected: expected) {
             case .passed(let name):
                 passed += 1
                 Output.line("PASS \(file) (\(name))")

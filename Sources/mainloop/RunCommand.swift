@@ -1,5 +1,6 @@
 import Glibc
 import MainLoopKit
+import ScenarioReplay
 
 /// `mainloop run`: the host service on the real loop.
 struct RunCommand {
@@ -36,6 +37,13 @@ struct RunCommand {
                    default: "10"),
             .value("metrics-file", "path", "Write the metrics as Prometheus text to this file (atomically, node_exporter textfile-collector style)."),
             .value("metrics-interval", "seconds", "How often the metrics file is rewritten, in seconds.", default: "5"),
+            .value("config", "file", "The app's configuration: a JSON object with a scenario's config keys (time limits, "
+                   + "background modes, expirationHandlerEndsTask, customKinds; docs/BEHAVIOUR.md §7)."),
+            .value("record", "file", "Record the session into FILE (a recording `mainloop replay` replays): every input, "
+                   + "each at its instant. Observations then carry `at` as seconds since the start on the loop's clock, "
+                   + "and no `time`, so the replay prints them exactly."),
+            .value("record-limit", "bytes", "The largest recording, in bytes; at it the recording says so and stops.",
+                   default: "\(64 << 20)"),
         ]
     )
 
@@ -56,6 +64,9 @@ struct RunCommand {
     let memoryPressurePurgeAfter: Double
     let metricsFile: String?
     let metricsInterval: Double
+    let configFile: String?
+    let recordFile: String?
+    let recordLimit: Int
 
     /// Reads and checks the options (ranges included): a mistake is a usage error.
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -78,6 +89,10 @@ struct RunCommand {
         memoryPressurePurgeAfter = try arguments.double("memory-pressure-purge-after")
         metricsFile = arguments.string("metrics-file")
         metricsInterval = try arguments.double("metrics-interval")
+        configFile = arguments.string("config")
+        recordFile = arguments.string("record")
+        recordLimit = try arguments.int("record-limit")
+        guard recordLimit >= 4096 else { throw UsageError("--record-limit must be at least 4096 bytes, not \(recordLimit)") }
         guard metricsInterval >= 0.1 && metricsInterval <= 86_400 else {
             throw UsageError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
         }
@@ -118,7 +133,9 @@ struct RunCommand {
         options.limits.maxSubjectBytes = maxSubjectBytes
         options.limits.maxValueBytes = maxValueBytes
         options.maxReplyBytes = maxReplyBytes
-        let loop = try MainRunLoop()
+        // A recorded session reads the clock once per callback, so its
+        // replay on the manual clock gives the same instants.
+        let loop = try recordFile == nil ? MainRunLoop() : MainRunLoop(clockReading: .perCallback)
         // Log lines written on the loop's thread wake stderr's writer once a
         // turn, and the first one starts it in the loop's first turn (after
         // READY=1), as stdout's below.
@@ -127,12 +144,18 @@ struct RunCommand {
         // loop never waits for whoever reads stdout (or does not).
         let output = BoundedOutputPump(descriptor: STDOUT_FILENO, limitBytes: outputBufferBytes, wakingFrom: loop)
         let overflowLog = RateLimitedLog(logger: logger, loop: loop)
+        // The scenario's config keys, so a session runs as a scenario states it.
+        var stated = Scenario(name: "service")
+        if let configFile { stated = try ScenarioFile.readConfig(configFile) }
         // Each observation is written straight to JSON bytes (no object
         // per line, no String between) and copied into the pump's queue.
-        let service = try ServiceHost(options: options, loop: loop, logger: logger) { (line: [UInt8]) in
+        let service = try ServiceHost(options: options, loop: loop, logger: logger, configuration: stated.configuration,
+                                      sessionClock: recordFile != nil) { (line: [UInt8]) in
             guard !output.write(lineBytes: line) else { return }
             overflowLog.log(.warning, "stdout is not being read fast enough: \(output.droppedLines) observations dropped so far")
         }
+        for rule in stated.customKinds { try service.center.register(rule) }
+        service.interpreter.expirationHandlerEndsTask = stated.expirationHandlerEndsTask
         service.extraStats = {
             let stats: JSONObject = ["outputDroppedLines": .number(Double(output.droppedLines)),
                                      "outputPendingBytes": .number(Double(output.pendingBytes)),
@@ -148,8 +171,20 @@ struct RunCommand {
         runner.onReload = { service.reloadSources() }
         runner.status = { service.statusLine }
         runner.onStop = { service.shutdown() }
+        var recorder: SessionRecorder?
+        if let recordFile {
+            service.beforeLaunch = { [recordLimit] in
+                recorder = try SessionRecorder(application: service.application, interpreter: service.interpreter,
+                                               path: recordFile, origin: service.sessionOrigin,
+                                               expirationHandlerEndsTask: stated.expirationHandlerEndsTask,
+                                               maxBytes: recordLimit) { problem in
+                    logger.error("recording \(recordFile): \(problem)")
+                }
+            }
+        }
         try service.start()
         try runner.run()
+        recorder?.stop()
         if let metricsFile { metrics.write(to: metricsFile) }
         metrics.stop()
         let unwritten = output.finish(within: .seconds(1))

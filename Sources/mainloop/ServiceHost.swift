@@ -50,6 +50,13 @@ final class ServiceHost {
         get { responder.metricsText }
         set { responder.metricsText = newValue }
     }
+    /// The loop instant the service was made at: 0 on a session clock.
+    private(set) var sessionOrigin: LoopInstant
+    /// Called in ``start()`` after the sources set the system's values and
+    /// the socket opened, just before the launch (a session recorder starts there).
+    var beforeLaunch: (() throws -> Void)?
+    /// The interpreter of the socket's requests.
+    var interpreter: RequestInterpreter { responder.interpreter }
     /// Set by the first ``shutdown()``: later calls do nothing.
     private var isShutDown = false
 
@@ -73,19 +80,34 @@ final class ServiceHost {
     ///
     /// `{ _ in }` as a trailing closure picks the object form: name the
     /// label (`lineOutput: { _ in }`) to choose this one.
+    ///
+    /// With `sessionClock`, `at` is the loop's instant in seconds since
+    /// ``sessionOrigin`` (exact to the nanosecond) and there is no `time`:
+    /// the lines a recorded session prints, which its replay prints too.
     @_disfavoredOverload
     convenience init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
                             configuration: LifecycleConfiguration = LifecycleConfiguration(),
+                            sessionClock: Bool = false,
                             lineOutput: @escaping ([UInt8]) -> Void) throws {
-        let wallClock = WallClockFields()
+        let origin = loop.now
+        let timestamp: () -> JSONObject
+        if sessionClock {
+            let fields = SessionClockFields(loop: loop, origin: origin)
+            timestamp = { fields.now() }
+        } else {
+            let wallClock = WallClockFields()
+            timestamp = { wallClock.now() }
+        }
         try self.init(options: options, loop: loop, logger: logger, configuration: configuration,
-                      observer: ObservationRecorder(timestamp: { wallClock.now() }, lineSink: lineOutput))
+                      observer: ObservationRecorder(timestamp: timestamp, lineSink: lineOutput))
+        sessionOrigin = origin
     }
 
     private init(options: ServiceOptions, loop: MainRunLoop, logger: Logger,
                  configuration: LifecycleConfiguration, observer: ObservationRecorder) throws {
         self.options = options
         self.loop = loop
+        sessionOrigin = loop.now
         self.logger = logger
         application = try Application(loop: loop, configuration: configuration, limits: options.limits)
         center = application.notifications
@@ -121,6 +143,7 @@ final class ServiceHost {
                                            shortcut: responderShortcut)
         logger.info("service started", metadata: ["socket": "\(options.socketPath)", "defaults": "\(defaults.path)",
                                                   "locale": "\(sources.localeIdentifier)"])
+        try beforeLaunch?()
         try application.perform(options.background ? .launchInBackground : .launch)
     }
 

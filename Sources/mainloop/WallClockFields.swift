@@ -1,4 +1,6 @@
+import EngineWire
 import Glibc
+import MainLoop
 import MainLoopJSON
 import ServiceLogging
 
@@ -20,6 +22,32 @@ final class WallClockFields {
             millisecond = now
             let (at, iso) = UTCTimestamp.instant(unixSeconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000))
             fields = ["at": .number(at), "time": .string(iso)]
+        }
+        return fields
+    }
+}
+
+/// The leading field of each observation line of a recorded session,
+/// `at`: the loop's instant in seconds since `origin`, exact to the
+/// nanosecond (what the replay prints). Made once per instant: the lines
+/// of one callback share it. Loop thread only.
+final class SessionClockFields {
+    private let loop: MainRunLoop
+    private let origin: LoopInstant
+    @exclusivity(unchecked) private var instant: LoopInstant?
+    @exclusivity(unchecked) private var fields: JSONObject = [:]
+
+    init(loop: MainRunLoop, origin: LoopInstant) {
+        self.loop = loop
+        self.origin = origin
+    }
+
+    /// The fields for now.
+    func now() -> JSONObject {
+        let now = loop.now
+        if now != instant {
+            instant = now
+            fields = ["at": SpecTime.json(.zero + (now - origin))]
         }
         return fields
     }
