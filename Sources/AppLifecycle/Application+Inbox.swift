@@ -30,6 +30,10 @@ extension Application {
     /// Puts an input issued on the loop thread behind those waiting: applied
     /// now if the engine is idle, else when its busy section ends.
     func queueInLoop(_ entry: InboxEntry) throws(MainLoopError) {
+        // Inputs other threads posted before this one take effect before
+        // it (BEHAVIOUR.md §8: arrival order), though the loop has not
+        // received them yet.
+        inbox.receiveArrived()
         try inbox.postInLoop(entry)
         if activity.isBusy { activity.noteQueued() } else { applyPendingInputs() }
     }
@@ -86,6 +90,7 @@ extension Application {
             if hasInputObservers { noteInput(.input(input)) }
             receiveInput(input)
         case .memoryWarning:
+            if hasInputObservers { noteInput(.memoryWarning) }
             deliverMemoryWarning()
         }
     }
@@ -112,6 +117,7 @@ public struct EngineInputPoster: Sendable {
         case .lifecycle(let command): try inbox.post(.lifecycle(command, completion: nil))
         case .system(let event): try inbox.post(.system(event))
         case .input(let id): try inbox.post(.input(id))
+        case .memoryWarning: try inbox.post(.memoryWarning)
         }
     }
 

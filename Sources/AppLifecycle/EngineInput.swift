@@ -11,6 +11,8 @@ public enum EngineInput: Sendable {
     case system(SystemEvent)
     /// User input (a touch id).
     case input(String)
+    /// The system is short of memory (``Application/receiveMemoryWarning()``).
+    case memoryWarning
 }
 
 /// What the application's inbox carries: an input, plus what the loop

@@ -11,6 +11,9 @@ public enum EngineRequest: Equatable, Sendable {
     case system(JSONValue)
     /// User input (a touch id).
     case input(String)
+    /// The system is short of memory (`{"memoryWarning": true}`): the
+    /// iOS memory warning (``/AppLifecycle/Application/receiveMemoryWarning()``).
+    case memoryWarning
     /// An app action: the replay app's, or a recorded live app's
     /// (``RequestInterpreter`` with a recorder).
     case app(AppAction)
@@ -33,9 +36,9 @@ public enum EngineQuery: String, Sendable, CaseIterable {
 
 /// Where a request comes from; each place allows some forms.
 public enum RequestContext: Sendable {
-    /// A scenario step (BEHAVIOUR.md §7): lifecycle, system, input, app.
+    /// A scenario step (BEHAVIOUR.md §7): lifecycle, system, input, memoryWarning, app.
     case scenarioStep
-    /// The control socket: lifecycle, system, input, app, query. The app
+    /// The control socket: lifecycle, system, input, memoryWarning, app, query. The app
     /// actions that block the main thread are scenario steps only: a
     /// running service's main thread is busy with its own work.
     case controlSocket
@@ -48,12 +51,12 @@ public enum RequestContext: Sendable {
         switch self {
         case .scenarioStep:
             switch key {
-            case "system", "app", "lifecycle", "input": return true
+            case "system", "app", "lifecycle", "input", "memoryWarning": return true
             default: return false
             }
         case .controlSocket:
             switch key {
-            case "system", "query", "input", "lifecycle", "app": return true
+            case "system", "query", "input", "lifecycle", "app", "memoryWarning": return true
             default: return false
             }
         }
@@ -62,8 +65,8 @@ public enum RequestContext: Sendable {
     /// The request keys this context accepts, in the order messages list them.
     public var forms: [String] {
         switch self {
-        case .scenarioStep: return ["lifecycle", "system", "input", "app"]
-        case .controlSocket: return ["lifecycle", "system", "input", "app", "query"]
+        case .scenarioStep: return ["lifecycle", "system", "input", "memoryWarning", "app"]
+        case .controlSocket: return ["lifecycle", "system", "input", "memoryWarning", "app", "query"]
         }
     }
 }

@@ -17,7 +17,7 @@ public enum RequestDecoder {
             throw RequestError("a request needs exactly one of \(list(context.forms)) (got \(got))")
         }
         guard context.accepts(key) else {
-            let known = ["lifecycle", "system", "input", "app", "query"]
+            let known = ["lifecycle", "system", "input", "memoryWarning", "app", "query"]
             if known.contains(key) {
                 throw RequestError("'\(key)' is not allowed here (expected one of \(list(context.forms)))")
             }
@@ -39,6 +39,9 @@ public enum RequestDecoder {
             guard let id = body.stringValue else { throw RequestError("'input' must be a string (a touch id)") }
             return .input(id)
         case "lifecycle": return .lifecycle(try lifecycleCommand(body))
+        case "memoryWarning":
+            guard body == .bool(true) else { throw RequestError("'memoryWarning' must be true") }
+            return .memoryWarning
         default:
             let action = try appAction(body)
             if case .controlSocket = context {

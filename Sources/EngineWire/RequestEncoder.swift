@@ -13,6 +13,7 @@ public enum RequestEncoder {
         case .lifecycle(let command): return ("lifecycle", .string(command.rawValue))
         case .system(let json): return ("system", json)
         case .input(let id): return ("input", .string(id))
+        case .memoryWarning: return ("memoryWarning", true)
         case .app(let action): return ("app", .object(json(action)))
         case .query(let query): return ("query", .string(query.rawValue))
         }

@@ -122,6 +122,7 @@ public final class RequestInterpreter {
             }
             return try post(event)
         case .input(let id): return try deliverInput(id)
+        case .memoryWarning: return try receiveMemoryWarning()
         case .app(let action): return try perform(action)
         case .query(let query): return .answer(answer(query))
         }
@@ -191,6 +192,17 @@ public final class RequestInterpreter {
             throw .loopFailed("the main loop failed: \(error)")
         }
         return .input(discarded: application.discardedInputCount != discardedBefore)
+    }
+
+    /// Delivers a memory warning (a `memoryWarning` line, and the
+    /// delegate's call when the app runs code).
+    public func receiveMemoryWarning() throws(Failure) -> Outcome {
+        do throws(MainLoopError) {
+            try application.receiveMemoryWarning()
+        } catch {
+            throw .loopFailed("the main loop failed: \(error)")
+        }
+        return .posted
     }
 
     /// The answer to a query: `{"ok": true, ...}`, or an error object.

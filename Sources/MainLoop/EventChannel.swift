@@ -264,6 +264,16 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
         !ring.isEmpty || remotePending.load(ordering: .acquiring)
     }
 
+    /// Takes in the events other threads posted that have not been received
+    /// yet, behind those queued, without handling them: an event queued on
+    /// the loop thread after this goes behind every event that arrived
+    /// before it, from any thread.
+    /// - Precondition: called on the loop thread.
+    public func receiveArrived() {
+        precondition(core.isLoopThread, "EventChannel.receiveArrived called off the loop thread")
+        if remotePending.load(ordering: .acquiring), receiveRemote() { scheduleDrain() }
+    }
+
     /// Handles every waiting event now, in post order, on the calling (loop)
     /// thread: first those posted from other threads are received, then the
     /// queue is run until it is empty, including events the handler posts
@@ -273,7 +283,7 @@ public final class EventChannel<Value>: ChannelBase, @unchecked Sendable {
     /// - Precondition: called on the loop thread, not from this channel's handler.
     public func drainNow() {
         precondition(core.isLoopThread, "EventChannel.drainNow called off the loop thread")
-        if remotePending.load(ordering: .acquiring), receiveRemote() { scheduleDrain() }
+        receiveArrived()
         while !isClosed, !core.isShutDown, let value = ring.popFirst() {
             core.workCounter &+= 1
             handler(value)

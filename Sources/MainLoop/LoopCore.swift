@@ -155,6 +155,20 @@ final class LoopCore: @unchecked Sendable {
     /// nothing run between (a session recorder marks them so). Loop thread only.
     @exclusivity(unchecked) var callbackTurn: UInt64 = 0
 
+    /// ``noteWake()`` at a point of the pass outside any callback (the
+    /// loop's own code around the dispatch): the after-waiting observers,
+    /// and no clock reading, which belongs to a callback.
+    func noteWakeBetweenCallbacks() {
+        guard afterWaitingPending else { return }
+        if !readsClockPerCallback { afterWaitingPending = false }
+        if observersAwaitWake {
+            observersAwaitWake = false
+            passHooks?.notify(.afterWaiting)
+        }
+    }
+
+    /// Called from the trampolines only: inside a callback (libevent's
+    /// running event is set; asking for it outside one reads a null pointer).
     @inline(never) @usableFromInline
     func wokeUp() {
         if readsClockPerCallback { beginCallback() } else { afterWaitingPending = false }

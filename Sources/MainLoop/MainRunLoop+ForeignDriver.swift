@@ -72,7 +72,7 @@ extension MainRunLoop {
     public func dispatchReady() throws(MainLoopError) {
         guard try beginForeignPass(), let base = core.base else { return }
         defer { endForeignPass() }
-        core.noteWake()
+        core.noteWakeBetweenCallbacks()
         core.passHooks?.notify(.beforeTimers)
         timers.activateIfDue()
         core.passHooks?.notify(.beforeSources)
@@ -85,7 +85,7 @@ extension MainRunLoop {
         let result = CLibevent_loop_nonblock(base)
         if let foreignPassEnd { event_del(foreignPassEnd) }
         if result < 0 { throw systemError("event_base_loop") }
-        core.noteWake()
+        core.noteWakeBetweenCallbacks()
         if let hooks = core.passHooks, !core.isShutDown { announceWait(hooks) }
         if !core.isShutDown { timers.rearm() }
     }
@@ -98,7 +98,11 @@ extension MainRunLoop {
         guard let made = CLibevent_user_event_new(base, foreignPassEndTrampoline, UnsafeMutableRawPointer(base)) else {
             throw systemError("creating the foreign driver's event")
         }
-        guard event_priority_set(made, Int32(LoopPriority.app.rawValue)) == 0 else {
+        // The lowest priority: on a per-callback loop, the outside events'
+        // own. Activated first, it goes before the outside events this
+        // pass's poll finds, which run in the next pass (after it there);
+        // those found before it run in this pass, one a round.
+        guard event_priority_set(made, core.outsidePriority ?? Int32(LoopPriority.app.rawValue)) == 0 else {
             event_free(made)
             throw systemError("setting the foreign driver's event's priority")
         }

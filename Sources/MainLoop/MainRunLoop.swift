@@ -426,7 +426,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// hook ends the pass before the wait (`run()`; libevent's own
     /// `loopbreak` would be forgotten by the next `event_base_loop`).
     private func runPass(_ base: OpaquePointer, _ hooks: LoopPassHooks, endsOnStop: Bool) throws(MainLoopError) {
-        core.noteWake()
+        core.noteWakeBetweenCallbacks()
         hooks.notify(.beforeTimers)
         timers.activateIfDue()
         hooks.notify(.beforeSources)
@@ -435,7 +435,7 @@ public final class MainRunLoop: @unchecked Sendable {
         if core.isShutDown { return }
         timers.rearm()
         let result = CLibevent_loop_once(base)
-        core.noteWake()
+        core.noteWakeBetweenCallbacks()
         if result < 0 { throw systemError("event_base_loop") }
     }
 
@@ -472,7 +472,7 @@ public final class MainRunLoop: @unchecked Sendable {
     func runExitWork(_ base: OpaquePointer) {
         guard let hooks = core.passHooks else { return }
         while !core.isShutDown, let exitHandler = hooks.takeNextExitHandler() {
-            core.noteWake()
+            core.noteWakeBetweenCallbacks()
             hooks.run(exitHandler)
             dispatchUntilIdle(base, announcesWait: false)
         }
@@ -507,7 +507,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// (`announcesWait`: not for the exit work, after which the loop does
     /// not wait) the before-waiting observers, and more passes if they made work.
     func dispatchUntilIdle(_ base: OpaquePointer, announcesWait: Bool) {
-        core.noteWake()
+        core.noteWakeBetweenCallbacks()
         var waitedForSleepers = 0
         let heldSignals = mainQueue?.signalsWhileHeld
         while true {

@@ -156,6 +156,8 @@ public final class SessionRecorder {
         case .input(let id):
             line.append(#""input":"#)
             line.appendString(id)
+        case .memoryWarning:
+            line.append(#""memoryWarning":true"#)
         case .system(let event):
             let slot = event.kind.slot
             let cached = slot >= 0 && slot < writingBySlot.count ? writingBySlot[slot] : nil

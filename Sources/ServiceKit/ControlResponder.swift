@@ -114,7 +114,7 @@ public final class ControlResponder {
     /// error reply, and a refused request changes nothing.
     public func handle(_ request: JSONValue) -> JSONObject {
         guard let object = request.objectValue else {
-            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, app, query")
+            return EngineQueries.error("a request is a JSON object with exactly one of lifecycle, system, input, memoryWarning, app, query")
         }
         let decoded: EngineRequest
         do {

@@ -78,7 +78,7 @@ enum CtlRequest {
         guard let first = words.first else { throw RequestError("missing request; see 'mainloop ctl --help'") }
         let request = try shorthand(words, first: first)
         guard let object = request.objectValue else {
-            throw RequestError("a request is a JSON object with exactly one of lifecycle, system, input, app, query")
+            throw RequestError("a request is a JSON object with exactly one of lifecycle, system, input, memoryWarning, app, query")
         }
         _ = try RequestDecoder.decode(object, context: .controlSocket)
         return request

@@ -97,4 +97,33 @@ import TestSupport
         try application.notifications.post(.orientation(.faceDown))
         #expect(order == [#"orientationDidChange "faceUp""#, #"orientationDidChange "faceDown""#])
     }
+
+    /// An input another thread posted (not yet received by the loop) takes
+    /// effect before an input issued later on the loop thread, also when
+    /// the later one has to wait in the inbox (the engine is busy, or
+    /// inputs wait there): arrival order across threads. Inputs that went
+    /// through the inbox on the loop thread used to jump ahead of
+    /// arrivals the loop had not received yet.
+    @Test func anotherThreadsEarlierInputGoesFirstWhateverPathTheLaterTakes() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        let application = try Application(loop: loop)
+        var order: [String] = []
+        application.addInputObserver { input in
+            switch input {
+            case .lifecycle(let command): order.append(command.rawValue)
+            case .system(let event): order.append(event.value.jsonText)
+            case .input(let id): order.append(id)
+            case .memoryWarning: order.append("memoryWarning")
+            }
+        }
+        try application.perform(.launch)
+        let poster = application.poster
+        TestThread { try! poster.post(SystemEvent.orientation(.faceUp)) }.join()
+        try application.deliverInput("tap")
+        TestThread { try! poster.post(SystemEvent.orientation(.faceDown)) }.join()
+        try application.receiveMemoryWarning()
+        TestThread { try! poster.post(.input("remote")) }.join()
+        try application.submit(.home)
+        #expect(order == ["launch", #""faceUp""#, "tap", #""faceDown""#, "memoryWarning", "remote", "home"], "\(order)")
+    }
 }

@@ -14,7 +14,7 @@ import TestSupport
     /// `accepts` (the hot path's check, commonest keys first) says what
     /// `forms` (the list the messages print) says, for every key.
     @Test func acceptsIsExactlyTheForms() {
-        let keys = ["lifecycle", "system", "input", "app", "query", "fly", "", "System", "queryx", "quer"]
+        let keys = ["lifecycle", "system", "input", "memoryWarning", "app", "query", "fly", "", "System", "queryx", "quer"]
         for context in [RequestContext.scenarioStep, .controlSocket] {
             for key in keys { #expect(context.accepts(key) == context.forms.contains(key), "\(context) \(key)") }
         }
@@ -32,6 +32,30 @@ import TestSupport
                 == .app(.submitScheduledTask(.processing("s", earliestBeginAfter: .seconds(2), requiresExternalPower: true))))
         #expect(try decode(#"{"app": {"completeScheduledTask": "s"}}"#, .scenarioStep)
                 == .app(.completeScheduledTask(identifier: "s", success: true)))
+        #expect(try decode(#"{"memoryWarning": true}"#, .controlSocket) == .memoryWarning)
+    }
+
+    /// What the encoder writes (a recording's steps) reads back as the
+    /// same request, for every form and app action.
+    @Test func everyRequestEncodesToWhatDecodesBackToIt() throws {
+        let requests: [EngineRequest] = [
+            .lifecycle(.launch), .lifecycle(.purge), .system(["accessory": ["id": "dock", "connected": true]]),
+            .input("tap \"1\""), .memoryWarning,
+            .app(.beginBackgroundTask(name: "b")), .app(.endBackgroundTask(name: "b")), .app(.post(label: "p")),
+            .app(.timerAfter(label: "t", delay: .nanoseconds(1))), .app(.timerEvery(label: "t", interval: .seconds(3))),
+            .app(.cancelTimer(label: "t")), .app(.startService(mode: "audio")), .app(.stopService(mode: "audio")),
+            .app(.setKeepAliveTimeout(.seconds(600))), .app(.scheduleLocalNotification(label: "n", delay: .milliseconds(1500))),
+            .app(.blockMainThread(.milliseconds(20))), .app(.onDidEnterBackgroundBlock(.seconds(6))),
+            .app(.submitScheduledTask(.appRefresh("r", earliestBeginAfter: .seconds(1)))),
+            .app(.submitScheduledTask(.processing("p", earliestBeginAfter: .zero, requiresExternalPower: true,
+                                                  requiresNetworkConnectivity: false))),
+            .app(.cancelScheduledTask(identifier: "r")), .app(.completeScheduledTask(identifier: "p", success: false)),
+        ]
+        for request in requests {
+            let (key, body) = RequestEncoder.keyAndBody(request)
+            let text = JSONValue.object(JSONObject([(key, body)])).jsonText
+            #expect(try decode(text, .scenarioStep) == request, "\(text)")
+        }
     }
 
     @Test(arguments: [
@@ -40,7 +64,8 @@ import TestSupport
         (#"{"app": {"onDidEnterBackground": {"blockMainThread": 1}}}"#, .controlSocket,
          "app 'onDidEnterBackground' is a scenario step"),
         (#"{"fly": 1}"#, .controlSocket, "unknown request 'fly'"),
-        (#"{}"#, .controlSocket, "exactly one of lifecycle, system, input, app, query (got nothing)"),
+        (#"{}"#, .controlSocket, "exactly one of lifecycle, system, input, memoryWarning, app, query (got nothing)"),
+        (#"{"memoryWarning": 1}"#, .scenarioStep, "'memoryWarning' must be true"),
         (#"{"lifecycle": "fly"}"#, .controlSocket, #"unknown lifecycle command "fly""#),
         (#"{"query": "nope"}"#, .controlSocket, #"unknown query "nope" (known: state, stats, values, metrics)"#),
         (#"{"system": {"a": 1, "b": 2}}"#, .controlSocket, "exactly one event kind"),

@@ -16,13 +16,13 @@ import TestSupport
         let recording: String
         var directory: TemporaryDirectory { service.directory }
 
-        init(config: String? = nil, environment: [String: String] = [:], systemBus: Bool = false) throws {
-            let directory = TemporaryDirectory()
+        init(config: String? = nil, environment: [String: String] = [:], systemBus: Bool = false,
+             directory: TemporaryDirectory = TemporaryDirectory(), extraArguments: [String] = []) throws {
             output = directory.file("out.jsonl")
             recording = directory.file("session.jsonl")
             writeFile(directory.file("locale"), "LANG=en_US.UTF-8\n")
             writeFile(directory.file("d.json"), #"{"fontSize":12}"#)
-            var arguments = ["--record", recording, "--no-devices"]
+            var arguments = ["--record", recording, "--no-devices"] + extraArguments
             if !systemBus { arguments.append("--no-system-bus") }
             if let config {
                 writeFile(directory.file("config.json"), config)
@@ -138,6 +138,34 @@ import TestSupport
         #expect(session.seen("callback", "didBecomeActive", count: 2))
         try SystemBusSourcesTests.setProximity(bus, near: true)
         #expect(eventually { session.observations().contains { $0["notification"] == "proximityStateDidChange" } })
+        try session.stopAndCheck()
+    }
+
+    /// Memory pressure from a PSI-style source (a FIFO, as systemd's
+    /// MemoryPressureWatch= allows): warnings while the app runs and while
+    /// it is suspended, then sustained pressure purges it.
+    @Test func theReplayOfASessionUnderMemoryPressurePrintsTheLiveLines() throws {
+        let directory = TemporaryDirectory()
+        let fifo = directory.file("pressure")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let session = try Session(environment: ["MEMORY_PRESSURE_WATCH": fifo], directory: directory,
+                                  extraArguments: ["--memory-pressure-purge-after", "0.3"])
+        defer { _ = session.service.terminate() }
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        func report() { _ = write(writer, "x", 1) }
+        report()
+        #expect(session.seen("memoryWarning", ["deliveredToApp": true]))
+        try session.ctl("home")
+        report()
+        #expect(session.seen("memoryWarning", ["deliveredToApp": false]))
+        // Reported for longer than 0.3 s while suspended: purged.
+        #expect(eventually {
+            report()
+            usleep(50_000)
+            return session.observations().contains { $0["state"] == "notRunning" }
+        }, "sustained pressure purges the suspended app")
         try session.stopAndCheck()
     }
 

@@ -53,6 +53,34 @@ import TestSupport
         #expect(ran.withLock { $0 })
     }
 
+    /// A per-callback loop (a recorded session's) driven from outside runs
+    /// its descriptors, other threads' posts, its own work and its timers
+    /// too: what comes from outside runs below everything, a pass later.
+    @Test func aPerCallbackLoopRunsEverythingWhenDriven() throws {
+        let loop = try MainRunLoop(clockReading: .perCallback)
+        let pipe = TestPipe()
+        var seen: [String] = []
+        let source = try loop.addFileDescriptor(pipe.readEnd, interest: .read) { _ in
+            pipe.drain()
+            seen.append("fd")
+            try! loop.executeInLoop { seen.append("posted by fd") }
+        }
+        loop.scheduleTimer(after: .milliseconds(5)) { seen.append("timer") }
+        let remoteRan = LockedValue(false)
+        let poster = TestThread {
+            pipe.writeByte()
+            try! loop.execute { remoteRan.withLock { $0 = true } }
+        }
+        try drive(loop) {
+            if remoteRan.withLock({ $0 }), !seen.contains("from another thread") { seen.append("from another thread") }
+            return seen.count == 4
+        }
+        poster.join()
+        try source.remove()
+        #expect(Set(seen) == ["fd", "posted by fd", "timer", "from another thread"], "\(seen)")
+        #expect(seen.firstIndex(of: "fd")! < seen.firstIndex(of: "posted by fd")!)
+    }
+
     /// A timer wakes the poll through the loop's timerfd, never early.
     @Test func aTimerFiresThroughTheDescriptorNeverEarly() throws {
         let loop = try MainRunLoop()

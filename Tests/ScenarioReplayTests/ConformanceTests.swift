@@ -85,7 +85,7 @@ enum ScenarioFiles {
     }
 
     @Test(arguments: [
-        (#"{"steps": [{"at": 0, "lifecycle": "launch", "input": "x"}]}"#, "steps[0]: a request needs exactly one of lifecycle, system, input, app (got 'lifecycle', 'input')"),
+        (#"{"steps": [{"at": 0, "lifecycle": "launch", "input": "x"}]}"#, "steps[0]: a request needs exactly one of lifecycle, system, input, memoryWarning, app (got 'lifecycle', 'input')"),
         (#"{"steps": [{"at": -1, "lifecycle": "launch"}]}"#, "steps[0]: 'at' must be a number of seconds from 0 to 1000000000 (got -1)"),
         (#"{"steps": [{"at": 0, "app": {"timer": "t"}}]}"#, "steps[0]: app 'timer' needs exactly one of 'after' or 'every'"),
         (#"{"steps": [{"at": 0, "app": {"dance": 1}}]}"#, "steps[0]: unknown app action 'dance'"),

@@ -46,6 +46,7 @@ import TestSupport
         let poster = application.poster
         let thread = TestThread { try? poster.post(.lowPowerMode(true)) }
         thread.join()
+        try application.receiveMemoryWarning()
         try application.perform(.home)
         let done = loop.scheduleTimer(after: .milliseconds(20)) { loop.stop() }
         try loop.run()
@@ -57,12 +58,14 @@ import TestSupport
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let scenario = try Scenario.parse(text, partial: false)
         let requests = scenario.steps.map { RequestEncoder.keyAndBody($0.request).key }
-        #expect(requests == ["lifecycle", "system", "system", "input", "app", "lifecycle", "system", "lifecycle", "lifecycle"],
+        #expect(requests == ["lifecycle", "system", "system", "input", "app", "lifecycle", "system", "memoryWarning",
+                             "lifecycle", "lifecycle"],
                 "\(text)")
         #expect(text.contains(#""accessory":{"id":"dock","connected":true}"#), "a prepared event is written as its plain form")
         let replayed = try ScenarioReplayer.run(scenario)
         #expect(replayed == live, "live:\n\(live)\nreplay:\n\(replayed)")
         #expect(live.contains { $0["timer"] == "t" } && live.contains { $0["rejected"] == "launch" })
+        #expect(live.contains { $0["memoryWarning"] != nil }, "a memory warning is an input like the others")
     }
 
     /// At its size limit the recording writes an end line that says so,
