@@ -84,8 +84,14 @@ public enum ScenarioFile {
         let text = try read(path)
         var observations: [JSONObject] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
-            guard let object = (try? JSONValue.parse(String(line)))?.objectValue else {
-                throw ScenarioError(file: path, line: index + 1, problem: "not a JSON object")
+            let json: JSONValue
+            do {
+                json = try JSONValue.parse(String(line))
+            } catch {
+                throw ScenarioError(file: path, line: index + 1, problem: "invalid JSON at \(error)")
+            }
+            guard let object = json.objectValue else {
+                throw ScenarioError(file: path, line: index + 1, problem: "an observation line is a JSON object")
             }
             observations.append(object)
         }

@@ -270,6 +270,14 @@ import TestSupport
         #expect(edited.status != 0 && edited.output.contains("line 3") && edited.output.contains("dance"), "\(edited)")
         let newer = try replay(#"{"recording":2}"# + "\n" + #"{"end":"stopped"}"# + "\n")
         #expect(newer.status != 0 && newer.output.contains("line 1") && newer.output.contains("newer"), "\(newer)")
+
+        // The live output a recording is checked against is read as strictly.
+        let recording = directory.file("whole.jsonl"), live = directory.file("live.jsonl")
+        writeFile(recording, ([header] + steps + [#"{"end":"stopped"}"#]).joined(separator: "\n") + "\n")
+        writeFile(live, #"{"at":0,"state":"inactive"}"# + "\n" + #"{"at":0,"state""# + "\n")
+        let badLive = try BuiltTool.run(["replay", "--check", "--expect", live, recording])
+        #expect(badLive.status != 0 && (badLive.output + badLive.error).contains("live.jsonl: line 2: invalid JSON"),
+                "\(badLive)")
     }
 }
 
