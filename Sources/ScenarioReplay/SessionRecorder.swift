@@ -159,9 +159,9 @@ public final class SessionRecorder {
         case .memoryWarning:
             line.append(#""memoryWarning":true"#)
         case .system(let event):
-            let slot = event.kind.slot
-            let cached = slot >= 0 && slot < writingBySlot.count ? writingBySlot[slot] : nil
-            guard let writing = cached?.name == event.kind.name ? cached : self.writing(of: event.kind) else { return }
+            // A kind made from its name carries no slot: the name decides.
+            let cached = cachedWriting(slot: event.kind.slot).flatMap { $0.name == event.kind.name ? $0 : nil }
+            guard let writing = cached ?? makeWriting(of: event.kind) else { return }
             line.append(writing.prefix)
             writePayload(writing, subject: event.subject, value: event.value, enumIndex: nil)
         }
@@ -172,13 +172,11 @@ public final class SessionRecorder {
     /// bytes made once, its value's too when the kind lists its values.
     private func record(_ event: PreparedEvent) {
         guard !ended else { return }
-        let slot = Int(event.slot)
-        let cached = slot < writingBySlot.count ? writingBySlot[slot] : nil
-        guard let writing = cached ?? self.writing(of: center.kind(of: event)) else { return }
+        guard let writing = cachedWriting(slot: Int(event.slot)) ?? makeWriting(of: center.kind(of: event)) else { return }
         beginStep()
         line.append(writing.prefix)
         let subject = writing.isKeyed ? center.subject(of: event) : nil
-        if event.value.tag == .enumCase {
+        if event.value.tag == .enumCase, Int(event.value.bits) < writing.enumValues.count {
             writePayload(writing, subject: subject, value: .null, enumIndex: Int(event.value.bits))
         } else {
             writePayload(writing, subject: subject, value: center.value(of: event), enumIndex: nil)
@@ -189,7 +187,7 @@ public final class SessionRecorder {
     /// `PAYLOAD}`: the value, or `{"SUBJECTFIELD":"subject","VALUEFIELD":value}`.
     private func writePayload(_ writing: KindWriting, subject: String?, value: JSONValue, enumIndex: Int?) {
         func writeValue() {
-            if let enumIndex, enumIndex < writing.enumValues.count {
+            if let enumIndex {
                 line.append(writing.enumValues[enumIndex])
             } else {
                 line.appendJSON(value)
@@ -227,7 +225,12 @@ public final class SessionRecorder {
         }
     }
 
-    private func writing(of kind: NotificationKind) -> KindWriting? {
+    /// How the events of the kind at `slot` are written, once made.
+    private func cachedWriting(slot: Int) -> KindWriting? {
+        slot >= 0 && slot < writingBySlot.count ? writingBySlot[slot] : nil
+    }
+
+    private func makeWriting(of kind: NotificationKind) -> KindWriting? {
         let rule: CoalescingRule
         let slot: Int
         do throws(NotificationCenterError) {
