@@ -56,11 +56,13 @@ public final class LoopTimer {
     public func schedule(at deadline: LoopInstant, repeating interval: Duration? = nil) {
         scheduler.core.preconditionInLoop()
         let interval = interval.map { max($0, .nanoseconds(1)) }
-        if isScheduled { scheduler.cancel(self) }
+        let wasScheduled = isScheduled
         self.deadline = deadline
         self.interval = interval
         cancelledWhileFiring = false
-        scheduler.schedule(self)
+        // A scheduled timer moves: it keeps its slot and the scheduler's
+        // reference (a timeout reset by scheduling it again).
+        if wasScheduled { scheduler.move(self) } else { scheduler.schedule(self) }
     }
 
     /// Cancels the timer. Returns whether it was scheduled. Cancelling a

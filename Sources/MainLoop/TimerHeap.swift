@@ -3,10 +3,20 @@
 /// values and counts no references (each scheduled timer owns one slot;
 /// ``TimerScheduler`` keeps the timer objects by slot).
 ///
+/// Insertion is deferred: a new entry waits, unsorted, in a staging area
+/// (with its sequence number, so its order is fixed when it is made) until
+/// the order is next needed (``first``, ``entries``), and then joins the
+/// heap. A timer scheduled and cancelled before that (a timeout reset
+/// within one callback: the timer schedule+cancel row of `compare`) costs
+/// an append and a swap-remove, and never touches the heap. What reads the
+/// order (the loop's timer dispatch, arming the timerfd for an earlier
+/// deadline) pays the insertions it deferred, each one the sift it would
+/// have cost at once.
+///
 /// Loop thread only. Every field is `@exclusivity(unchecked)`: the loop's
 /// one-thread rule is the exclusivity guarantee, and the heap keeps its
 /// entries in its own memory, so one heap level costs a compare and two
-/// stores, with no array bookkeeping (the timer schedule+cancel row of `compare`).
+/// stores, with no array bookkeeping.
 final class TimerHeap {
     struct Entry {
         /// Nanoseconds on the loop's clock.
@@ -22,12 +32,17 @@ final class TimerHeap {
         }
     }
 
-    /// The heap, `count` entries in `storage` (its own memory: no
+    /// The heap, `heapCount` entries in `storage` (its own memory: no
     /// uniqueness or bounds checks per access; nothing of it leaves the type).
     @exclusivity(unchecked) private var storage: UnsafeMutablePointer<Entry>
     @exclusivity(unchecked) private var capacity: Int
-    @exclusivity(unchecked) private(set) var count = 0
-    /// Where each slot's entry is in `storage`, or -1; `slotCapacity` long.
+    @exclusivity(unchecked) private var heapCount = 0
+    /// Entries inserted since the order was last read, unsorted.
+    @exclusivity(unchecked) private var staged: UnsafeMutablePointer<Entry>
+    @exclusivity(unchecked) private var stagedCapacity: Int
+    @exclusivity(unchecked) private var stagedCount = 0
+    /// Where each slot's entry is, `slotCapacity` long: an index into
+    /// `storage` (0 or more), -1 for none, or `-2 - i` for `staged[i]`.
     @exclusivity(unchecked) private var positions: UnsafeMutablePointer<Int32>
     @exclusivity(unchecked) private var slotCapacity: Int
     @exclusivity(unchecked) private var nextSequence: UInt64 = 0
@@ -35,6 +50,8 @@ final class TimerHeap {
     init() {
         capacity = 64
         storage = .allocate(capacity: capacity)
+        stagedCapacity = 64
+        staged = .allocate(capacity: stagedCapacity)
         slotCapacity = 64
         positions = .allocate(capacity: slotCapacity)
         positions.initialize(repeating: -1, count: slotCapacity)
@@ -42,45 +59,98 @@ final class TimerHeap {
 
     deinit {
         storage.deallocate()
+        staged.deallocate()
         positions.deallocate()
     }
 
-    var isEmpty: Bool { count == 0 }
-    /// The earliest entry.
-    var first: Entry? { count > 0 ? storage[0] : nil }
-    /// The entries, in heap order (not sorted).
-    var entries: UnsafeBufferPointer<Entry> { UnsafeBufferPointer(start: storage, count: count) }
+    /// How many entries there are.
+    var count: Int { heapCount + stagedCount }
+    var isEmpty: Bool { heapCount == 0 && stagedCount == 0 }
+
+    /// The earliest entry (staged entries join the heap first).
+    var first: Entry? {
+        if stagedCount > 0 { joinStaged() }
+        return heapCount > 0 ? storage[0] : nil
+    }
+
+    /// The entries, in heap order (not sorted; staged entries join first).
+    var entries: UnsafeBufferPointer<Entry> {
+        if stagedCount > 0 { joinStaged() }
+        return UnsafeBufferPointer(start: storage, count: heapCount)
+    }
 
     /// Whether `slot` has an entry.
     @inline(__always)
-    func contains(slot: Int32) -> Bool { Int(slot) < slotCapacity && positions[Int(slot)] >= 0 }
+    func contains(slot: Int32) -> Bool { Int(slot) < slotCapacity && positions[Int(slot)] != -1 }
 
-    /// Adds `slot` at `deadline` (it must not be in the heap).
+    /// Adds `slot` at `deadline` (it must not be in the heap): staged, in
+    /// constant time.
     func insert(slot: Int32, deadline: Int64) {
         if Int(slot) >= slotCapacity { growSlots(to: Int(slot) + 1) }
-        if count == capacity { grow() }
-        let entry = Entry(deadline: deadline, sequence: nextSequence, slot: slot)
+        if stagedCount == stagedCapacity { growStaged() }
+        (staged + stagedCount).initialize(to: Entry(deadline: deadline, sequence: nextSequence, slot: slot))
         nextSequence &+= 1
-        (storage + count).initialize(to: entry)
-        count += 1
-        siftUp(count - 1, entry)
+        positions[Int(slot)] = -2 - Int32(truncatingIfNeeded: stagedCount)
+        stagedCount += 1
     }
 
     /// Removes `slot`'s entry.
     func remove(slot: Int32) {
-        let index = Int(positions[Int(slot)])
-        precondition(index >= 0, "TimerHeap: slot \(slot) is not scheduled")
+        let position = Int(positions[Int(slot)])
+        precondition(position != -1, "TimerHeap: slot \(slot) is not scheduled")
         positions[Int(slot)] = -1
-        count -= 1
-        guard index != count else { return }
-        let moved = storage[count]
-        if index > 0, moved.isBefore(storage[(index - 1) >> 1]) { siftUp(index, moved) } else { siftDown(index, moved) }
+        if position < -1 { return unstage(at: -2 - position) }
+        heapCount -= 1
+        guard position != heapCount else { return }
+        let moved = storage[heapCount]
+        if position > 0, moved.isBefore(storage[(position - 1) >> 1]) {
+            siftUp(position, moved)
+        } else {
+            siftDown(position, moved)
+        }
     }
 
     /// Removes every entry.
     func removeAll() {
-        for index in 0..<count { positions[Int(storage[index].slot)] = -1 }
-        count = 0
+        for index in 0..<heapCount { positions[Int(storage[index].slot)] = -1 }
+        for index in 0..<stagedCount { positions[Int(staged[index].slot)] = -1 }
+        heapCount = 0
+        stagedCount = 0
+    }
+
+    /// Takes `staged[index]` out: the last staged entry moves into its place.
+    private func unstage(at index: Int) {
+        stagedCount -= 1
+        guard index != stagedCount else { return }
+        let moved = staged[stagedCount]
+        staged[index] = moved
+        positions[Int(moved.slot)] = -2 - Int32(truncatingIfNeeded: index)
+    }
+
+    /// Moves every staged entry into the heap: one sift each, or, when
+    /// they outnumber the heap, a rebuild of the whole heap in linear time.
+    @inline(never)
+    private func joinStaged() {
+        if heapCount + stagedCount > capacity { grow(to: heapCount + stagedCount) }
+        if stagedCount > heapCount {
+            (storage + heapCount).moveInitialize(from: staged, count: stagedCount)
+            heapCount += stagedCount
+            stagedCount = 0
+            for index in 0..<heapCount { positions[Int(storage[index].slot)] = Int32(truncatingIfNeeded: index) }
+            var parent = heapCount / 2
+            while parent > 0 {
+                parent -= 1
+                siftDown(parent, storage[parent])
+            }
+            return
+        }
+        for index in 0..<stagedCount {
+            let entry = staged[index]
+            (storage + heapCount).initialize(to: entry)
+            heapCount += 1
+            siftUp(heapCount - 1, entry)
+        }
+        stagedCount = 0
     }
 
     /// Puts `moving` at `start` or above it, moving larger parents down.
@@ -103,9 +173,9 @@ final class TimerHeap {
         var parent = start
         while true {
             let left = 2 &* parent &+ 1
-            guard left < count else { break }
+            guard left < heapCount else { break }
             let right = left &+ 1
-            let best = right < count && storage[right].isBefore(storage[left]) ? right : left
+            let best = right < heapCount && storage[right].isBefore(storage[left]) ? right : left
             let below = storage[best]
             guard below.isBefore(moving) else { break }
             storage[parent] = below
@@ -116,12 +186,22 @@ final class TimerHeap {
         positions[Int(moving.slot)] = Int32(parent)
     }
 
-    private func grow() {
-        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: capacity * 2)
-        bigger.moveInitialize(from: storage, count: count)
+    private func grow(to needed: Int) {
+        var newCapacity = capacity
+        while newCapacity < needed { newCapacity *= 2 }
+        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
+        bigger.moveInitialize(from: storage, count: heapCount)
         storage.deallocate()
         storage = bigger
-        capacity *= 2
+        capacity = newCapacity
+    }
+
+    private func growStaged() {
+        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: stagedCapacity * 2)
+        bigger.moveInitialize(from: staged, count: stagedCount)
+        staged.deallocate()
+        staged = bigger
+        stagedCapacity *= 2
     }
 
     private func growSlots(to needed: Int) {

@@ -134,17 +134,30 @@ final class TimerScheduler {
         let slot = freeSlots[freeCount]
         timers[Int(slot)] = Unmanaged.passRetained(timer)
         timer.slot = slot
-        heap.insert(slot: slot, deadline: timer.deadline.nanoseconds)
-        if heap.first?.slot == slot { rearm() }
+        let deadline = timer.deadline.nanoseconds
+        heap.insert(slot: slot, deadline: deadline)
+        // Only a deadline before the armed one re-arms; the test reads no
+        // heap order, so the insertion stays deferred (TimerHeap).
+        if deadline < armedDeadline ?? .max { rearm() }
     }
 
-    /// Unschedules `timer` (scheduled).
+    /// Moves `timer` (scheduled) to its new `deadline`: a new entry in the
+    /// heap (with a new sequence number, as a new schedule has), the same
+    /// slot and the same retain.
+    func move(_ timer: LoopTimer) {
+        let deadline = timer.deadline.nanoseconds
+        heap.remove(slot: timer.slot)
+        heap.insert(slot: timer.slot, deadline: deadline)
+        if deadline < armedDeadline ?? .max { rearm() }
+    }
+
+    /// Unschedules `timer` (scheduled). The timerfd stays armed: a wakeup
+    /// that finds nothing due re-arms for what is left, and every path that
+    /// leaves it unarmed (a timer batch, the manual clock) re-arms itself.
     func cancel(_ timer: LoopTimer) {
         let slot = timer.slot
-        let wasFirst = heap.first?.slot == slot
         heap.remove(slot: slot)
         release(slot, of: timer)
-        if wasFirst { rearm() }
     }
 
     /// Frees `slot` (the timer's), releasing the timer.

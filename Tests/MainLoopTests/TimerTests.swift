@@ -87,6 +87,29 @@ import TestSupport
         try loop.advance(by: .seconds(5))
         #expect(firedAt == [3])
     }
+
+    /// Scheduling a scheduled timer again moves it (its slot and the loop's
+    /// reference stay): it goes behind a timer already due at its new
+    /// instant, as a new schedule would, fires once even when its owner let
+    /// go of it, and is freed after.
+    @Test func aMovedTimerGoesBehindTheOthersOfItsInstantAndIsFreedAfterItFires() throws {
+        let loop = try MainRunLoop(deterministic: true)
+        var ran: [String] = []
+        weak var moved: LoopTimer?
+        do {
+            let timer = loop.scheduleTimer(after: .seconds(2)) { ran.append("moved") }
+            moved = timer
+            loop.scheduleTimer(after: .seconds(1)) { ran.append("first") }
+            try loop.runUntilIdle()                  // both in the heap's order
+            timer.schedule(after: .seconds(1))       // from the heap
+            timer.schedule(after: .seconds(1))       // from where the move put it
+            loop.scheduleTimer(after: .seconds(1)) { ran.append("last") }
+        }
+        #expect(moved != nil, "a scheduled timer is kept by its loop")
+        try loop.advance(by: .seconds(3))
+        #expect(ran == ["first", "moved", "last"])
+        #expect(moved == nil, "fired, the timer is released")
+    }
 }
 
 /// A repeating timer whose interval is shorter than a
