@@ -24,7 +24,7 @@ let package = Package(
         .systemLibrary(name: "CGLibPeer", pkgConfig: "glib-2.0"),
         .target(
             name: "CLoopPeers",
-            dependencies: ["CGLibPeer"],
+            dependencies: ["CGLibPeer", "CRawLibevent"],
             linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("systemd"), .linkedLibrary("glib-2.0")]
         ),
         .executableTarget(

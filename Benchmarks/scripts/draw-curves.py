@@ -4,7 +4,8 @@
     swift run -c release --package-path Benchmarks compare --curves --rounds 5 >curves.json
     /usr/bin/python3 Benchmarks/scripts/draw-curves.py curves.json
 
-one chart per curve in docs/charts/ (timer.svg, fd.svg, held.svg): the size on a
+one chart per curve in docs/charts/ (timer.svg, fd.svg, fd-10-ready.svg,
+fd-100-ready.svg, held.svg): the size on a
 logarithmic x axis, ns per operation on a linear y axis from 0, one line per loop,
 each point the median of the rounds with a bar from the fastest round to the
 slowest. The y axis is linear from 0, or logarithmic when the slowest point is
@@ -21,6 +22,10 @@ CHARTS = {
     'timer': ('Timer schedule+cancel against pending timers', 'pending timers', 'ns per schedule+cancel'),
     'fd': ('fd readiness dispatch (1 ready) against registered descriptors', 'registered descriptors',
            'ns per dispatch'),
+    'fd-10-ready': ('fd readiness dispatch (10 ready) against registered descriptors', 'registered descriptors',
+                    'ns per dispatched descriptor'),
+    'fd-100-ready': ('fd readiness dispatch (100 ready) against registered descriptors', 'registered descriptors',
+                     'ns per dispatched descriptor'),
     'held': ('A held event against the subjects the engine keeps', 'subjects held', 'ns per held event'),
 }
 COLOURS = {'MainLoop': '#1f6feb', 'raw libevent': '#d1242f', 'libuv': '#2da44e', 'GLib': '#8250df',

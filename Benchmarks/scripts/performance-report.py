@@ -6,7 +6,8 @@ from the output of full `compare` runs:
     /usr/bin/python3 Benchmarks/scripts/performance-report.py RUN [RUN...]
 
 Each RUN names the two files of one run (RUN.json: a row a line; RUN.targets:
-the targets and the timer lateness, a JSON object a line). A figure is the
+the targets and the timer lateness, a JSON object a line), and a third if it is
+there (RUN.allocations: the output of `compare --allocations`). A figure is the
 median of the runs' values, each of which is already the median of that run's
 rounds; the range beside it is the runs' lowest and highest. The text between
 the markers `<!-- NAME: ... -->` and `<!-- end NAME -->` is replaced; the rest of
@@ -77,6 +78,21 @@ def targets_table(targets, only=None):
     return lines
 
 
+def allocations_table(runs):
+    counts = {}
+    for run in runs:
+        path = run + '.allocations'
+        if os.path.exists(path):
+            for item in read_lines(path):
+                counts.setdefault(item['allocations'], []).append(item['perOperation'])
+    if not counts:
+        return None
+    lines = ['| row | heap allocations per operation |', '|---|---:|']
+    for name, values in counts.items():
+        lines.append('| %s | %.2f |' % (name, statistics.median(values)))
+    return lines
+
+
 def replace_block(path, name, lines):
     with open(path, encoding='utf-8') as handle:
         text = handle.read()
@@ -106,6 +122,9 @@ def main():
         figures += ['', 'Timer lateness on the real clock (one-shot timers 1 ms apart): p50 %.1f µs, p99 %.1f µs; '
                     'the earliest of all runs %.1f µs late (a timer never fires early).' % (p50, p99, earliest)]
     replace_block(os.path.join(ROOT, 'docs', 'PERFORMANCE.md'), 'figures', figures)
+    allocations = allocations_table(runs)
+    if allocations:
+        replace_block(os.path.join(ROOT, 'docs', 'PERFORMANCE.md'), 'allocations', allocations)
     summary = targets_table(targets, only=SUMMARY_PREFIXES)
     replace_block(os.path.join(ROOT, 'README.md'), 'performance-summary', summary)
     print('performance-report: %d runs, %d rows, %d targets' % (count, len(rows), len(targets)))

@@ -213,22 +213,29 @@ static void close_eventfds(int *descriptors, int fds) {
     free(descriptors);
 }
 
-/// Writes the next eventfd and runs one iteration, `rounds` times; the
-/// nanoseconds per dispatch, or -1 when a readiness was lost. One round
-/// runs first, untimed: libuv registers its descriptors with epoll in its
-/// first iteration, the others when they are added.
-#define RUN_FD_ROUNDS(descriptors, fds, rounds, counter, iterate)                  \
+/// `rounds` rounds, each writing `active` eventfds spread evenly over the
+/// `fds` (libevent's bench.c: the next round starts one further) and
+/// running iterations until all of them were dispatched (sd-event
+/// dispatches one source per iteration, the others all that are ready);
+/// `elapsed` gets the nanoseconds, or -1 when a readiness was lost. One
+/// round runs first, untimed: libuv registers its descriptors with epoll in
+/// its first iteration, the others when they are added.
+#define RUN_FD_ROUNDS(descriptors, fds, active, rounds, counter, iterate)          \
     do {                                                                           \
         uint64_t one = 1;                                                          \
+        long spacing = (fds) / (active);                                           \
         if (write((descriptors)[0], &one, sizeof one) == sizeof one) { iterate; } \
-        long before = (counter).dispatched;                                        \
+        long before = (counter).dispatched, expected = before;                     \
         double start = now_ns();                                                   \
         for (long round = 0; round < (rounds); round++) {                          \
-            if (write((descriptors)[round % (fds)], &one, sizeof one) != sizeof one) break; \
-            iterate;                                                               \
+            for (long k = 0; k < (active); k++) {                                  \
+                int fd = (descriptors)[(round + k * spacing) % (fds)];             \
+                if (write(fd, &one, sizeof one) == sizeof one) expected++;         \
+            }                                                                      \
+            while ((counter).dispatched < expected) { iterate; }                   \
         }                                                                          \
         elapsed = now_ns() - start;                                                \
-        if ((counter).dispatched - before != (rounds)) elapsed = -1;               \
+        if ((counter).dispatched - before != (rounds) * (active)) elapsed = -1;    \
     } while (0)
 
 struct uv_fd_watch { uv_poll_t poll; int fd; struct peer_fd_counter *counter; };
@@ -239,7 +246,7 @@ static void uv_readable(uv_poll_t *poll, int status, int events) {
     read_eventfd(watch->fd, watch->counter);
 }
 
-double peers_uv_fd_dispatch_ns(int fds, long rounds) {
+double peers_uv_fd_dispatch_ns(int fds, int active, long rounds) {
     int *descriptors = open_eventfds(fds);
     if (!descriptors) return -1;
     uv_loop_t loop;
@@ -253,13 +260,13 @@ double peers_uv_fd_dispatch_ns(int fds, long rounds) {
         uv_poll_start(&watches[i].poll, UV_READABLE, uv_readable);
     }
     double elapsed;
-    RUN_FD_ROUNDS(descriptors, fds, rounds, counter, uv_run(&loop, UV_RUN_ONCE));
+    RUN_FD_ROUNDS(descriptors, fds, active, rounds, counter, uv_run(&loop, UV_RUN_ONCE));
     for (int i = 0; i < fds; i++) uv_close((uv_handle_t *)&watches[i].poll, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     free(watches);
     close_eventfds(descriptors, fds);
-    return elapsed < 0 ? -1 : elapsed / (double)rounds;
+    return elapsed < 0 ? -1 : elapsed / (double)(rounds * active);
 }
 
 struct glib_fd_watch { int fd; struct peer_fd_counter *counter; };
@@ -271,7 +278,7 @@ static gboolean glib_readable(gint fd, GIOCondition condition, gpointer data) {
     return G_SOURCE_CONTINUE;
 }
 
-double peers_glib_fd_dispatch_ns(int fds, long rounds) {
+double peers_glib_fd_dispatch_ns(int fds, int active, long rounds) {
     int *descriptors = open_eventfds(fds);
     if (!descriptors) return -1;
     GMainContext *context = g_main_context_new();
@@ -286,7 +293,7 @@ double peers_glib_fd_dispatch_ns(int fds, long rounds) {
         g_source_attach(sources[i], context);
     }
     double elapsed;
-    RUN_FD_ROUNDS(descriptors, fds, rounds, counter, g_main_context_iteration(context, TRUE));
+    RUN_FD_ROUNDS(descriptors, fds, active, rounds, counter, g_main_context_iteration(context, TRUE));
     for (int i = 0; i < fds; i++) {
         g_source_destroy(sources[i]);
         g_source_unref(sources[i]);
@@ -295,7 +302,7 @@ double peers_glib_fd_dispatch_ns(int fds, long rounds) {
     free(watches);
     g_main_context_unref(context);
     close_eventfds(descriptors, fds);
-    return elapsed < 0 ? -1 : elapsed / (double)rounds;
+    return elapsed < 0 ? -1 : elapsed / (double)(rounds * active);
 }
 
 static int sd_readable(sd_event_source *source, int fd, uint32_t revents, void *data) {
@@ -304,7 +311,7 @@ static int sd_readable(sd_event_source *source, int fd, uint32_t revents, void *
     return 0;
 }
 
-double peers_sd_event_fd_dispatch_ns(int fds, long rounds) {
+double peers_sd_event_fd_dispatch_ns(int fds, int active, long rounds) {
     int *descriptors = open_eventfds(fds);
     if (!descriptors) return -1;
     sd_event *event = NULL;
@@ -315,12 +322,12 @@ double peers_sd_event_fd_dispatch_ns(int fds, long rounds) {
         if (sd_event_add_io(event, &sources[i], descriptors[i], EPOLLIN, sd_readable, &counter) < 0) return -1;
     }
     double elapsed;
-    RUN_FD_ROUNDS(descriptors, fds, rounds, counter, sd_event_run(event, UINT64_MAX));
+    RUN_FD_ROUNDS(descriptors, fds, active, rounds, counter, sd_event_run(event, UINT64_MAX));
     for (int i = 0; i < fds; i++) sd_event_source_unref(sources[i]);
     free(sources);
     sd_event_unref(event);
     close_eventfds(descriptors, fds);
-    return elapsed < 0 ? -1 : elapsed / (double)rounds;
+    return elapsed < 0 ? -1 : elapsed / (double)(rounds * active);
 }
 
 // MARK: a million timers (libuv's million_timers): schedule, dispatch and

@@ -124,17 +124,21 @@ struct raw_fd_bench *raw_fd_bench_create(int fds) {
     return bench;
 }
 
-double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds) {
+double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds, int active) {
     uint64_t one = 1;
-    long before = bench->dispatched;
+    long spacing = bench->fds / active;
+    long before = bench->dispatched, expected = before;
     double start = now_ns();
     for (long round = 0; round < rounds; round++) {
-        if (write(bench->watches[bench->next].fd, &one, sizeof one) != sizeof one) break;
+        for (long k = 0; k < active; k++) {
+            int fd = bench->watches[(bench->next + k * spacing) % bench->fds].fd;
+            if (write(fd, &one, sizeof one) == sizeof one) expected++;
+        }
         bench->next = (bench->next + 1) % bench->fds;
-        event_base_loop(bench->base, EVLOOP_ONCE);
+        while (bench->dispatched < expected) event_base_loop(bench->base, EVLOOP_ONCE);
     }
     double elapsed = now_ns() - start;
-    return bench->dispatched - before == rounds ? elapsed : -1;
+    return bench->dispatched - before == rounds * active ? elapsed : -1;
 }
 
 void raw_fd_bench_destroy(struct raw_fd_bench *bench) {
@@ -151,7 +155,7 @@ void raw_fd_bench_destroy(struct raw_fd_bench *bench) {
 double raw_libevent_fd_dispatch_ns(int fds, long rounds) {
     struct raw_fd_bench *bench = raw_fd_bench_create(fds);
     if (!bench) return -1;
-    double elapsed = raw_fd_bench_run_ns(bench, rounds);
+    double elapsed = raw_fd_bench_run_ns(bench, rounds, 1);
     raw_fd_bench_destroy(bench);
     return elapsed < 0 ? -1 : elapsed / (double)rounds;
 }

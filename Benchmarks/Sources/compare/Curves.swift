@@ -5,7 +5,7 @@ import MainLoopJSON
 
 /// How one operation's cost grows with what the loop holds, for the charts
 /// of docs/PERFORMANCE.md: timer schedule+cancel against pending timers, fd
-/// readiness dispatch (one ready) against registered descriptors, MainLoop
+/// readiness dispatch (1, 10 and 100 ready) against registered descriptors, MainLoop
 /// beside raw libevent, libuv, GLib and sd-event at each size; and a held
 /// event against the subjects the engine keeps. Each round measures every
 /// point once, the loops of a point one after the other (MainLoop's and raw
@@ -18,6 +18,8 @@ import MainLoopJSON
 enum Curves {
     static let timerSizes = [100, 1_000, 10_000, 100_000, 1_000_000]
     static let fdSizes = [100, 1_000, 3_000, 9_000, 30_000, 100_000]
+    /// The fd curves: 1, 10 and 100 descriptors ready at once (bench.c's A).
+    static let fdReadyCounts = LoopSourceContenders.fdReadyCounts
     static let heldSizes = [10, 1_000, 100_000, 1_000_000]
 
     static func run(rounds: Int) throws {
@@ -40,18 +42,21 @@ enum Curves {
                 samples[Point("timer", "sd-event", size), default: []]
                     .append(peers_sd_event_timer_schedule_cancel_ns(size, operations))
             }
-            for size in fdSizes {
-                let pair = try FdDispatchPair.measurePair(fds: size, rounds: 40_000)
-                samples[Point("fd", "MainLoop", size), default: []].append(pair[.mainLoop]!)
-                samples[Point("fd", "raw libevent", size), default: []].append(pair[.libevent]!)
-                // GLib polls every descriptor on every iteration: its rounds
-                // are fitted to the time, as the others' would be.
-                samples[Point("fd", "libuv", size), default: []]
-                    .append(fitted { peers_uv_fd_dispatch_ns(Int32(size), $0) })
-                samples[Point("fd", "GLib", size), default: []]
-                    .append(fitted { peers_glib_fd_dispatch_ns(Int32(size), $0) })
-                samples[Point("fd", "sd-event", size), default: []]
-                    .append(fitted { peers_sd_event_fd_dispatch_ns(Int32(size), $0) })
+            for ready in fdReadyCounts {
+                let curve = ready == 1 ? "fd" : "fd-\(ready)-ready", active = Int32(ready)
+                for size in fdSizes where size >= ready {
+                    let pair = try FdDispatchPair.measurePair(fds: size, active: ready, dispatches: 40_000)
+                    samples[Point(curve, "MainLoop", size), default: []].append(pair[.mainLoop]!)
+                    samples[Point(curve, "raw libevent", size), default: []].append(pair[.libevent]!)
+                    // GLib polls every descriptor on every iteration: its rounds
+                    // are fitted to the time, as the others' would be.
+                    samples[Point(curve, "libuv", size), default: []]
+                        .append(fitted(active: active) { peers_uv_fd_dispatch_ns(Int32(size), active, $0) })
+                    samples[Point(curve, "GLib", size), default: []]
+                        .append(fitted(active: active) { peers_glib_fd_dispatch_ns(Int32(size), active, $0) })
+                    samples[Point(curve, "sd-event", size), default: []]
+                        .append(fitted(active: active) { peers_sd_event_fd_dispatch_ns(Int32(size), active, $0) })
+                }
             }
             for size in heldSizes {
                 samples[Point("held", "MainLoop", size), default: []]
@@ -67,13 +72,14 @@ enum Curves {
         }
     }
 
-    /// ns per dispatch from `measure(rounds)`, its rounds fitted to about
-    /// 0.1 s (at most 40,000, as the fd pair's, and at least 16) from a
-    /// first run of 16.
-    private static func fitted(_ measure: (Int) -> Double) -> Double {
+    /// ns per dispatch from `measure(rounds)`, its dispatches fitted to
+    /// about 0.1 s (at most 40,000, as the fd pair's, and at least 16) from
+    /// a first run of 16 rounds; each round dispatches `active`.
+    private static func fitted(active: Int32, _ measure: (Int) -> Double) -> Double {
         let estimate = measure(16)
         guard estimate > 0 else { return estimate }
-        return measure(max(16, min(40_000, Int(1e8 / estimate))))
+        let dispatches = max(16, min(40_000, Int(1e8 / estimate)))
+        return measure(max(1, dispatches / Int(active)))
     }
 
     /// One point of a curve.

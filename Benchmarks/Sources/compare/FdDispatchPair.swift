@@ -31,18 +31,22 @@ final class MainLoopFdBench {
         }
     }
 
-    /// Dispatches `rounds` readiness events; the total nanoseconds they took.
-    func run(rounds: Int) throws -> Double {
+    /// `rounds` rounds, each writing `active` eventfds spread evenly over
+    /// the others and running passes until all were dispatched (as
+    /// `raw_fd_bench_run_ns` does); the total nanoseconds they took.
+    func run(rounds: Int, active: Int = 1) throws -> Double {
         let before = dispatched.value
+        var expected = before
         var one: UInt64 = 1
+        let count = descriptors.count, spacing = count / active
         let start = nowNanoseconds()
         for _ in 0..<rounds {
-            _ = write(descriptors[next], &one, 8)
-            next = next + 1 == descriptors.count ? 0 : next + 1
-            try loop.runOnce()
+            for k in 0..<active where write(descriptors[(next + k * spacing) % count], &one, 8) == 8 { expected += 1 }
+            next = next + 1 == count ? 0 : next + 1
+            while dispatched.value < expected { try loop.runOnce() }
         }
         let elapsed = nowNanoseconds() - start
-        precondition(dispatched.value - before == rounds, "fd dispatch lost readiness")
+        precondition(dispatched.value - before == rounds * active, "fd dispatch lost readiness")
         return elapsed
     }
 
@@ -66,8 +70,14 @@ enum FdDispatchPair {
     /// Which row.
     enum Side { case mainLoop, libevent }
 
-    /// The last measurement's ns per dispatch for each side, each taken once by its row.
-    nonisolated(unsafe) private static var shares = SharedMeasurement<Side>()
+    /// The last measurement's ns per dispatch for each side and count of
+    /// ready descriptors, each taken once by its row.
+    nonisolated(unsafe) private static var shares = SharedMeasurement<Share>()
+
+    struct Share: Hashable {
+        let side: Side
+        let active: Int
+    }
 
     /// Dispatches per chunk: about 20 ms of work, ten times each side's
     /// 1,000 descriptors, so a chunk runs mostly on warm caches. With 500 per
@@ -78,26 +88,31 @@ enum FdDispatchPair {
 
     /// The ns per dispatch of `side` for this round: its share of the last
     /// interleaved measurement if its row did not take it yet, else a new one.
-    static func result(_ side: Side, fds: Int, rounds: Int) throws -> Double {
-        try shares.take(side) { try measureBoth(fds: fds, rounds: rounds) }
+    static func result(_ side: Side, fds: Int, active: Int = 1, rounds: Int) throws -> Double {
+        try shares.take(Share(side: side, active: active)) {
+            let pair = try measureBoth(fds: fds, active: active, dispatches: rounds)
+            return [Share(side: .mainLoop, active: active): pair[.mainLoop]!,
+                    Share(side: .libevent, active: active): pair[.libevent]!]
+        }
     }
 
     /// Both sides' ns per dispatch, measured together now (the curves).
-    static func measurePair(fds: Int, rounds: Int) throws -> [Side: Double] {
-        try measureBoth(fds: fds, rounds: rounds)
+    static func measurePair(fds: Int, active: Int = 1, dispatches: Int) throws -> [Side: Double] {
+        try measureBoth(fds: fds, active: active, dispatches: dispatches)
     }
 
-    private static func measureBoth(fds: Int, rounds: Int) throws -> [Side: Double] {
+    /// About `dispatches` dispatches on each side, `active` ready at a time.
+    private static func measureBoth(fds: Int, active: Int, dispatches: Int) throws -> [Side: Double] {
         let mainLoop = try MainLoopFdBench(fds: fds)
         guard let raw = raw_fd_bench_create(Int32(fds)) else { fatalError("raw_fd_bench_create failed") }
-        let chunks = max(1, rounds / chunk)
+        let chunks = max(1, dispatches / chunk), rounds = max(1, chunk / active)
         var totals = (mainLoop: 0.0, libevent: 0.0)
         for index in 0..<chunks {
             for step in 0..<2 {
                 if (index + step) & 1 == 0 {
-                    totals.mainLoop += try mainLoop.run(rounds: chunk)
+                    totals.mainLoop += try mainLoop.run(rounds: rounds, active: active)
                 } else {
-                    let elapsed = raw_fd_bench_run_ns(raw, chunk)
+                    let elapsed = raw_fd_bench_run_ns(raw, rounds, Int32(active))
                     precondition(elapsed >= 0, "raw libevent fd dispatch lost readiness")
                     totals.libevent += elapsed
                 }
@@ -105,7 +120,7 @@ enum FdDispatchPair {
         }
         raw_fd_bench_destroy(raw)
         try mainLoop.close()
-        let dispatches = Double(chunks * chunk)
-        return [.mainLoop: totals.mainLoop / dispatches, .libevent: totals.libevent / dispatches]
+        let dispatched = Double(chunks * rounds * active)
+        return [.mainLoop: totals.mainLoop / dispatched, .libevent: totals.libevent / dispatched]
     }
 }

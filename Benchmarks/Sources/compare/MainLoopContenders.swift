@@ -135,6 +135,9 @@ extension MainLoopContenders {
             seed = seed &* 1_103_515_245 &+ 12345
             return loop.scheduleTimer(after: .seconds(Int64(1 + seed % 1000)) + .microseconds(Int64(seed % 1_000_000))) {}
         }
+        // A pass orders the pending timers into the loop's heap (insertion
+        // is deferred until the order is read), as a running service's are.
+        try loop.runUntilIdle()
         let timer = loop.makeTimer {}
         // The same delays as the C row, built outside the timed loop (C builds
         // a timeval for free; a Duration sum is Int128 arithmetic).
@@ -154,11 +157,11 @@ extension MainLoopContenders {
 
     /// fd readiness dispatch, one ready of `fds` eventfds (syscalls included),
     /// like the raw libevent row.
-    static func fdDispatch(fds: Int, rounds: Int, observed: Bool = false) throws -> Double {
+    static func fdDispatch(fds: Int, active: Int = 1, rounds: Int, observed: Bool = false) throws -> Double {
         let bench = try MainLoopFdBench(fds: fds, observed: observed)
-        let elapsed = try bench.run(rounds: rounds)
+        let elapsed = try bench.run(rounds: rounds, active: active)
         try bench.close()
-        return elapsed / Double(rounds)
+        return elapsed / Double(rounds * active)
     }
 
     /// Holding while suspended, keyed: accessory events cycling over

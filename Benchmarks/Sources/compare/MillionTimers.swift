@@ -64,40 +64,8 @@ enum MillionTimers {
 
     /// Runs `compare --million-timers LOOP` and reads its three phases.
     private static func inChildProcess(_ loop: String) throws -> [Double] {
-        var executable = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &executable, executable.count - 1)
-        guard length > 0 else { throw BenchmarkFailure("cannot read /proc/self/exe") }
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw BenchmarkFailure("pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addclose(&actions, fds[1])
-        let path = String(decoding: executable[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let words = [path, "--million-timers", loop]
-        var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { for word in argv { free(word) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, path, &actions, nil, &argv, environ)
-        close(fds[1])
-        defer { close(fds[0]) }
-        guard spawned == 0 else { throw BenchmarkFailure("posix_spawn failed: \(spawned)") }
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fds[0], &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            output += buffer[0..<count]
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let phases = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-        guard status == 0, phases.count == 3 else {
-            throw BenchmarkFailure("\(loop)'s million timers failed (status \(status)): \(String(decoding: output, as: UTF8.self))")
-        }
+        let phases = try FreshProcess.numbers(["--million-timers", loop])
+        guard phases.count == 3 else { throw BenchmarkFailure("\(loop)'s million timers printed \(phases.count) numbers, not 3") }
         return phases
     }
 
@@ -131,12 +99,6 @@ enum MillionTimers {
         let freed = threadCPUNanoseconds()
         guard fired.value == count else { throw BenchmarkFailure("MainLoop: a timer did not fire") }
         return [scheduled - start, dispatched - scheduled, freed - dispatched].map { $0 / Double(count) }
-    }
-
-    /// A loop lost a timer: the run is wrong, not slow.
-    struct BenchmarkFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
     }
 
     private static func threadCPUNanoseconds() -> Double {

@@ -1,3 +1,4 @@
+import CLoopPeers
 import CRawLibevent
 import Dispatch
 import Foundation
@@ -7,6 +8,28 @@ import Foundation
 enum PeerContenders {
     static func rawLibevent(events: Int) -> Double {
         raw_libevent_inloop_ns_per_event(events)
+    }
+
+    /// A C peer's setup failed (it returned a negative value).
+    struct PeerFailure: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "\(what): the C peer could not set up its loop" }
+    }
+
+    /// `value`, or a `PeerFailure` naming `what` when it is negative.
+    static func checked(_ value: Double, _ what: String) throws -> Double {
+        guard value >= 0 else { throw PeerFailure(what: what) }
+        return value
+    }
+
+    /// GLib's in-loop post: g_idle_add chained (loop_peers.h).
+    static func glibInLoopPost(posts: Int) throws -> Double {
+        try checked(peers_glib_inloop_post_ns(posts), "GLib in-loop post")
+    }
+
+    /// sd-event's in-loop post: one defer source enabled ONESHOT again.
+    static func sdEventInLoopPost(posts: Int) throws -> Double {
+        try checked(peers_sd_event_inloop_post_ns(posts), "sd-event in-loop post")
     }
 
     /// `DispatchQueue.async` onto a serial queue from another thread.

@@ -52,15 +52,22 @@ struct Target {
     /// loops that have them.
     static let loopSources: [Target] = {
         let idle = LoopSourceContenders.idleOperation, child = LoopSourceContenders.childOperation
-        let timer = LoopSourceContenders.timerOperation, fd = LoopSourceContenders.fdOperation
+        let timer = LoopSourceContenders.timerOperation
         return [
             Target(title: "\(timer) ≤ 1× the fastest of raw libevent, libuv, GLib, sd-event", row: "MainLoop \(timer)",
                    baseline: "raw libevent \(timer)", limit: 1, atLeast: false,
                    otherBaselines: ["libuv \(timer)", "GLib \(timer)", "sd-event \(timer)"]),
-            Target(title: "\(fd) ≤ 1× the fastest of raw libevent, libuv, GLib, sd-event", row: "MainLoop \(fd)",
-                   baseline: "raw libevent \(fd)", limit: 1, atLeast: false,
-                   otherBaselines: ["libuv \(fd)", "GLib \(fd)", "sd-event \(fd)"]),
-        ] + MillionTimers.Phase.allCases.map { phase in
+            Target(title: "\(timer) ≤ 1× raw libevent on the precise clock", row: "MainLoop \(timer)",
+                   baseline: "raw libevent \(timer), precise clock", limit: 1, atLeast: false),
+            Target(title: "in-loop post→run, typed channel ≤ 1× the fastest of raw libevent, GLib, sd-event",
+                   row: "MainLoop in-loop post→run, typed channel", baseline: "raw libevent event_active→callback (no evthread)",
+                   limit: 1, atLeast: false, otherBaselines: ["GLib in-loop post→run", "sd-event in-loop post→run"]),
+        ] + LoopSourceContenders.fdReadyCounts.map { ready in
+            let fd = LoopSourceContenders.fdOperation(ready: ready)
+            return Target(title: "\(fd) ≤ 1× the fastest of raw libevent, libuv, GLib, sd-event", row: "MainLoop \(fd)",
+                          baseline: "raw libevent \(fd)", limit: 1, atLeast: false,
+                          otherBaselines: ["libuv \(fd)", "GLib \(fd)", "sd-event \(fd)"])
+        } + MillionTimers.Phase.allCases.map { phase in
             Target(title: "\(phase.operation) ≤ 1× the fastest of raw libevent, libuv, GLib, sd-event",
                    row: "MainLoop \(phase.operation)", baseline: "raw libevent \(phase.operation)", limit: 1, atLeast: false,
                    otherBaselines: ["libuv", "GLib", "sd-event"].map { "\($0) \(phase.operation)" })
@@ -94,6 +101,14 @@ struct Target {
             Target(title: "wake p50, \(placement.rawValue), \(poster == .execute ? "loop.execute" : "typed post") ≤ 1.1× C",
                    row: WakeLatency.name(poster, placement), baseline: WakeLatency.name(.libevent, placement),
                    limit: 1.1, atLeast: false)
+        }
+    } + WakeLatency.Placement.allCases.flatMap { placement in
+        [WakeLatency.Poster.execute, .typed].map { poster in
+            Target(title: "wake p50, \(placement.rawValue), \(poster == .execute ? "loop.execute" : "typed post") "
+                       + "≤ 1× the fastest of libevent, libuv, GLib, sd-event",
+                   row: WakeLatency.name(poster, placement), baseline: WakeLatency.name(.libevent, placement),
+                   limit: 1, atLeast: false,
+                   otherBaselines: [.libuv, .glib, .sdEvent].map { WakeLatency.name($0, placement) })
         }
     } + [
         Target(title: "actor call on loop.executor ≤ 1× an actor on a SwiftNIO loop",

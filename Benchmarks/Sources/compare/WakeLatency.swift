@@ -1,3 +1,4 @@
+import CLoopPeers
 import CRawLibevent
 import Dispatch
 import Foundation
@@ -7,14 +8,16 @@ import Synchronization
 
 /// How long a post from another thread takes to run on a
 /// loop that sleeps in epoll_wait, against the floor of the same wake in C
-/// (an eventfd written to a libevent loop thread). Each sample waits
+/// (an eventfd written to a libevent loop thread) and the cross-thread
+/// posts of libuv, GLib and sd-event (loop_peers.h). Each sample waits
 /// `gapMicroseconds` first, so the loop is asleep when the post comes, then
 /// stamps the monotonic clock and posts; the loop's callback takes its own
 /// stamp. A contender's value is the median (p50) of its samples in ns; the
 /// p99 of the same samples is kept for its own row (`p99(of:)`).
 ///
-/// The three posters of a placement are measured together, their samples
-/// interleaved one by one (C, execute, typed, then execute, typed, C, ...),
+/// The posters of a placement are measured together, their samples
+/// interleaved one by one (C, execute, typed, libuv, ..., then execute,
+/// typed, libuv, ..., C, ...),
 /// each with its own loop thread asleep meanwhile: the VM's noise changes
 /// from second to second, and measured one after the other, a round's C
 /// floor and MainLoop rows saw different seconds (paired ratios of 0.6–1.5
@@ -40,6 +43,19 @@ enum WakeLatency {
         case libevent = "C, eventfd write → libevent callback"
         case execute = "MainLoop loop.execute from another thread"
         case typed = "MainLoop typed channel post from another thread"
+        case libuv = "libuv uv_async_send from another thread"
+        case glib = "GLib g_main_context_invoke from another thread"
+        case sdEvent = "sd-event eventfd write → io source"
+
+        /// The C peer's kind (loop_peers.h), for the peers' posters.
+        var peerKind: Int32? {
+            switch self {
+            case .libuv: Int32(PEER_WAKE_LIBUV)
+            case .glib: Int32(PEER_WAKE_GLIB)
+            case .sdEvent: Int32(PEER_WAKE_SD_EVENT)
+            case .libevent, .execute, .typed: nil
+            }
+        }
     }
 
     /// The row of `poster` at `placement`, for `percentile` ("p50" or "p99").
@@ -64,30 +80,45 @@ enum WakeLatency {
         try p50Shares.take(name(poster, placement)) { try measureAll(placement) }
     }
 
-    /// Measures the three posters at `placement`, interleaved sample by
+    /// Measures every poster at `placement`, interleaved sample by
     /// sample: the p50 of each row (its p99 is kept in `lastP99`).
     private static func measureAll(_ placement: Placement) throws -> [String: Double] {
         guard let floor = raw_wake_floor_start(placement.loopCPU) else { throw WakeError.floorDidNotStart }
         defer { raw_wake_floor_stop(floor) }
+        var peers: [(poster: Poster, wake: OpaquePointer)] = []
+        defer { for peer in peers { peer_wake_stop(peer.wake) } }
+        for poster in Poster.allCases {
+            guard let kind = poster.peerKind else { continue }
+            guard let wake = peer_wake_start(kind, placement.loopCPU) else { throw WakeError.peerDidNotStart(poster) }
+            peers.append((poster, wake))
+        }
         let executeThread = try loopThread(pinnedTo: placement.loopCPU)
         let typedThread = try loopThread(pinnedTo: placement.loopCPU)
         let executeProbe = Probe(), typedProbe = Probe()
         let channel = try onLoop(typedThread) { () throws(MainLoopError) in
             try typedThread.loop.makeChannel(of: Int.self) { _ in typedProbe.arrived() }
         }
-        var latencies: [Poster: [Double]] = [.libevent: [], .execute: [], .typed: []]
+        var latencies: [Poster: [Double]] = Dictionary(uniqueKeysWithValues: Poster.allCases.map { ($0, []) })
+        let posters = Poster.allCases.count
         benchmark_pin_current_thread(0)
         for index in 0..<samples {
-            for step in 0..<3 {
-                switch (index + step) % 3 {
-                case 0:
+            for step in 0..<posters {
+                // Each sample index starts the round at the next poster.
+                let poster = Poster.allCases[(index + step) % posters]
+                switch poster {
+                case .libevent:
                     let latency = raw_wake_floor_sample(floor, gapMicroseconds)
                     precondition(latency >= 0, "a wake was lost")
                     latencies[.libevent]!.append(latency)
-                case 1:
+                case .execute:
                     try executeProbe.sample { try executeThread.loop.execute { executeProbe.arrived() } }
-                default:
+                case .typed:
                     try typedProbe.sample { try channel.post(0) }
+                case .libuv, .glib, .sdEvent:
+                    let wake = peers.first { $0.poster == poster }!.wake
+                    let latency = peer_wake_sample(wake, gapMicroseconds)
+                    precondition(latency >= 0, "a \(poster) wake was lost")
+                    latencies[poster]!.append(latency)
                 }
             }
         }
@@ -105,7 +136,10 @@ enum WakeLatency {
         return p50
     }
 
-    enum WakeError: Error { case floorDidNotStart }
+    enum WakeError: Error {
+        case floorDidNotStart
+        case peerDidNotStart(Poster)
+    }
 
     /// Shared between the posting thread and the loop thread: the stamp of
     /// the post in flight, whether it ran, and the latencies recorded.

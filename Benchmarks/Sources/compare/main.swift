@@ -7,6 +7,7 @@ import NIOPosix
 
 // `swift run -c release --package-path Benchmarks compare [--json] [--rounds N] [--only SUBSTRING] [--check-targets]`
 // `... compare --curves [--rounds N]`: the scaling curves instead (Curves.swift).
+// `... compare --allocations`: heap allocations per operation of each loop's rows (Allocations.swift).
 //
 // Measures the same shapes, in one process, for raw C libevent, MainLoop,
 // SwiftNIO, Dispatch and Foundation. The contenders run interleaved, one
@@ -99,6 +100,12 @@ for (name, probe) in probes {
 if let index = arguments.firstIndex(of: "--million-timers"), index + 1 < arguments.count {
     try MillionTimers.runAsChild(arguments[index + 1])
 }
+if arguments.contains("--allocations") {
+    try Allocations.run()
+}
+if let index = arguments.firstIndex(of: "--child-cycle"), index + 2 < arguments.count {
+    try LoopSourceContenders.runChildCycleAsChild(arguments[index + 1], children: arguments[index + 2])
+}
 
 if arguments.contains("--curves") {
     try Curves.run(rounds: rounds)
@@ -117,6 +124,8 @@ let typedName = "MainLoop in-loop post→run, typed channel"
 let referenceName = "raw libevent event_active→callback (evthread_use_pthreads)"
 let contenders: [Contender] = ([
     Contender(name: "raw libevent event_active→callback (no evthread)") { PeerContenders.rawLibevent(events: million) },
+    Contender(name: "GLib in-loop post→run") { try PeerContenders.glibInLoopPost(posts: million / 4) },
+    Contender(name: "sd-event in-loop post→run") { try PeerContenders.sdEventInLoopPost(posts: million) },
     // The rows whose targets are ratios to the typed post run right after
     // it, so that a round's pair is measured side by side (with the
     // cross-thread rows in between, seconds of other threads' work
@@ -158,13 +167,6 @@ let contenders: [Contender] = ([
     Contender(name: "raw libevent timer schedule+cancel, 10000 pending") { raw_libevent_timer_add_del_ns(10_000, million / 4) },
     Contender(name: "raw libevent timer schedule+cancel, 10000 pending, precise clock") {
         raw_libevent_precise_timer_add_del_ns(10_000, million / 4)
-    },
-    // Measured together, in alternating chunks (FdDispatchPair).
-    Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000") {
-        try FdDispatchPair.result(.mainLoop, fds: 1000, rounds: million / 16)
-    },
-    Contender(name: "raw libevent fd readiness dispatch, 1 ready of 1000") {
-        try FdDispatchPair.result(.libevent, fds: 1000, rounds: million / 16)
     },
     Contender(name: "MainLoopNIO loop.eventLoop.execute, in-loop") {
         NIOContenders.executeInLoop(events: million / 4, on: mainLoopEventLoop)
@@ -215,7 +217,8 @@ let contenders: [Contender] = ([
     Contender(name: "MainLoop fd readiness dispatch, 1 ready of 1000, an observer of every activity") {
         try MainLoopContenders.fdDispatch(fds: 1000, rounds: million / 16, observed: true)
     },
-] + LoopSourceContenders.timerAndFdRows(operations: million / 4, rounds: million / 16) + MillionTimers.rows()
+] + LoopSourceContenders.fdPairRows(dispatches: million / 16)
+  + LoopSourceContenders.timerAndFdRows(operations: million / 4, rounds: million / 16) + MillionTimers.rows()
   + LoopSourceContenders.idleRows(passes: million / 4) + LoopSourceContenders.childRows(children: 160)
   + GLibContenders.rows(timeouts: million / 16, roundTrips: million / 64)).filter { contender in
     contender.name == typedName || (only.map { $0.contains { contender.name.contains($0) } } ?? true)

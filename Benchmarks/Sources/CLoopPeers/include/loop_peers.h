@@ -44,13 +44,14 @@ double peers_glib_timeout_add_remove_ns(long pending, long operations);
 double peers_glib_ready_time_ns(long pending, long operations);
 double peers_sd_event_timer_schedule_cancel_ns(long pending, long operations);
 
-/// fd readiness dispatch, one ready of `fds` eventfds, libevent's bench.c
-/// shape: each round writes the next eventfd and runs one loop iteration,
-/// whose callback reads it (libuv's uv_poll, GLib's unix fd source,
-/// sd-event's io source). -1 when a readiness was lost.
-double peers_uv_fd_dispatch_ns(int fds, long rounds);
-double peers_glib_fd_dispatch_ns(int fds, long rounds);
-double peers_sd_event_fd_dispatch_ns(int fds, long rounds);
+/// fd readiness dispatch, `active` ready of `fds` eventfds, libevent's
+/// bench.c shape: each round writes `active` eventfds spread over the
+/// others and runs loop iterations until each callback read its own
+/// (libuv's uv_poll, GLib's unix fd source, sd-event's io source). The ns
+/// per dispatched descriptor, or -1 when a readiness was lost.
+double peers_uv_fd_dispatch_ns(int fds, int active, long rounds);
+double peers_glib_fd_dispatch_ns(int fds, int active, long rounds);
+double peers_sd_event_fd_dispatch_ns(int fds, int active, long rounds);
 
 /// libuv's million_timers: `count` one-shot timers, each `per_ms` of them
 /// due 1 ms after the `per_ms` before, scheduled, run until all fired, and
@@ -60,5 +61,29 @@ double peers_sd_event_fd_dispatch_ns(int fds, long rounds);
 int peers_uv_million_timers(long count, long per_ms, double phases[3]);
 int peers_glib_million_timers(long count, long per_ms, double phases[3]);
 int peers_sd_event_million_timers(long count, long per_ms, double phases[3]);
+
+/// In-loop post→run, each callback posting the next (as raw libevent's
+/// event_active row and MainLoop's in-loop rows do): GLib's g_idle_add (a
+/// source per post, its idiom), sd-event's defer source enabled ONESHOT
+/// again (one source, like libevent's one event). libuv has no in-loop
+/// post (its idle handle runs on every pass: the idle row).
+double peers_glib_inloop_post_ns(long posts);
+double peers_sd_event_inloop_post_ns(long posts);
+
+/// Cross-thread wake of a sleeping loop, as raw_wake_floor (raw_libevent.h)
+/// measures libevent: a loop thread pinned to `loop_cpu`, asleep; another
+/// thread stamps the time and posts with the loop's own cross-thread call:
+/// libuv's uv_async_send, GLib's g_main_context_invoke (an idle source
+/// attached from the other thread), sd-event's eventfd io source (sd-event
+/// has no thread-safe post; an eventfd is its users' idiom). NULL when the
+/// loop thread could not start.
+enum { PEER_WAKE_LIBUV = 0, PEER_WAKE_GLIB = 1, PEER_WAKE_SD_EVENT = 2 };
+struct peer_wake;
+struct peer_wake *peer_wake_start(int kind, int loop_cpu);
+/// One sample: waits `gap_us` µs, stamps, posts, yields until the callback
+/// ran; its latency in ns, or -1 when the post failed.
+double peer_wake_sample(struct peer_wake *wake, int gap_us);
+/// Stops the loop thread, joins it and frees everything.
+void peer_wake_stop(struct peer_wake *wake);
 
 #endif

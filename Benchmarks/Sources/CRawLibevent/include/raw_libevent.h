@@ -36,9 +36,10 @@ double raw_libevent_fd_dispatch_ns(int fds, long rounds);
 /// NULL when it could not be allocated.
 struct raw_fd_bench;
 struct raw_fd_bench *raw_fd_bench_create(int fds);
-/// Dispatches `rounds` readiness events; the total nanoseconds they took,
-/// or -1 when one was lost.
-double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds);
+/// `rounds` rounds, each writing `active` eventfds spread evenly over the
+/// others (libevent's bench.c) and running loop iterations until all were
+/// dispatched; the total nanoseconds they took, or -1 when one was lost.
+double raw_fd_bench_run_ns(struct raw_fd_bench *bench, long rounds, int active);
 /// Frees the base, its events and closes the eventfds.
 void raw_fd_bench_destroy(struct raw_fd_bench *bench);
 
@@ -70,4 +71,9 @@ int benchmark_pin_current_thread(int cpu);
 /// before; `phases` gets the thread CPU time per timer of scheduling them,
 /// dispatching them all (event_base_dispatch) and freeing them.
 int raw_libevent_million_timers(long count, long per_ms, double phases[3]);
+/// Counting the process's heap allocations (malloc, calloc, realloc and
+/// the aligned forms, on every thread) while `on`; the count so far.
+void allocation_counting(int on);
+long allocation_count(void);
+
 #endif
