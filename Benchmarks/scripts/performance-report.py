@@ -22,7 +22,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The README's short table: the targets that compare MainLoop with a peer loop.
-SUMMARY_PREFIXES = ('timer schedule+cancel', 'fd readiness dispatch', 'wake p50', 'actor call', 'MainLoopNIO',
+SUMMARY_PREFIXES = ('timer schedule+cancel', 'fd readiness dispatch', 'wake p50', 'in-loop post', 'actor call', 'MainLoopNIO',
                     'Foundation NotificationCenter')
 
 
