@@ -14,7 +14,7 @@ final class RawClient {
     let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let status = withUnixAddress(path) { [fd] in connect(fd, $0, $1) }
         guard status == 0 else {
             Glibc.close(fd)
@@ -34,7 +34,15 @@ final class RawClient {
         return offset
     }
 
-    func close() { Glibc.close(fd) }
+    /// Leaves at once: shut down both ways, then closed. A close alone
+    /// does not reach the service while another process still holds the
+    /// descriptor, as a child another test spawns does between its fork
+    /// and its exec; the service then rightly sees a client still there
+    /// and handles its lines.
+    func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
 }
 
 /// The control socket under clients that misbehave.
@@ -75,6 +83,20 @@ final class RawClient {
     /// the connection asks the socket whether the client closed before it
     /// handles a batch, so none of those lines is handled.)
     @Test func linesBufferedBehindAClosedConnectionAreNotHandled() throws {
+        try expectLinesOfAClientThatLeftAreNotHandled(sharingItsSocket: false)
+    }
+
+    /// The same while another descriptor of the client's socket is open, as
+    /// in a child spawned by another test between its fork and its exec:
+    /// the client's leaving must still reach the service.
+    @Test func aClientLeavesEvenWhileItsSocketIsSharedWithAnotherProcess() throws {
+        try expectLinesOfAClientThatLeftAreNotHandled(sharingItsSocket: true)
+    }
+
+    /// A client sends 50 requests and leaves before the service reads:
+    /// none is handled and its connection is gone. `sharingItsSocket`: a
+    /// second descriptor of the client's socket stays open meanwhile.
+    private func expectLinesOfAClientThatLeftAreNotHandled(sharingItsSocket: Bool) throws {
         let directory = TemporaryDirectory()
         let loop = try MainRunLoop(deterministic: true)
         var handled = 0
@@ -84,10 +106,12 @@ final class RawClient {
         }
         let client = try RawClient(path: server.path)
         try loop.runUntilIdle()  // accepted
+        let shared = sharingItsSocket ? dup(client.fd) : -1
+        defer { if shared >= 0 { Glibc.close(shared) } }
         client.sendWithoutBlocking(Array(String(repeating: #"{"query":"state"}"# + "\n", count: 50).utf8))
         client.close()  // gone before the service reads
         try loop.runUntilIdle()
-        #expect(handled == 0, "handled \(handled) requests of a closed connection")
+        #expect(handled == 0, "handled \(handled) requests of a client that left")
         #expect(server.connectionCount == 0)
         server.stop()
     }
