@@ -57,8 +57,20 @@ extension Scenario {
             guard !ended else { throw fail(number, "a line after the end line") }
             let line = try object(lineText, line: number)
             if let end = line["end"] {
-                guard line.count <= 2, end.stringValue == "stopped" || end.stringValue == "sizeLimit" else {
-                    throw fail(number, "an end line is {\"end\": \"stopped\"} or {\"end\": \"sizeLimit\", \"maxBytes\": n}")
+                let shape = "an end line is {\"end\": \"stopped\"} or {\"end\": \"sizeLimit\", \"maxBytes\": n}"
+                let keys: [String]
+                switch end.stringValue {
+                case "stopped": keys = ["end"]
+                case "sizeLimit": keys = ["end", "maxBytes"]
+                default: throw fail(number, shape)
+                }
+                if let extra = line.orderedKeys.first(where: { !keys.contains($0) }) {
+                    throw fail(number, "unknown key '\(extra)': \(shape)")
+                }
+                if keys.count == 2 {
+                    guard let bound = line["maxBytes"]?.numberValue, bound == bound.rounded(), bound >= 0 else {
+                        throw fail(number, "'maxBytes' must be a whole number of bytes: \(shape)")
+                    }
                 }
                 ended = true
                 continue

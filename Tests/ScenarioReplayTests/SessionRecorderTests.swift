@@ -154,6 +154,34 @@ import TestSupport
         }
     }
 
+    /// An end line has exactly its form's keys: an extra key, or a size
+    /// limit without a whole `maxBytes`, is refused naming the line.
+    @Test func anEndLineHasExactlyItsKeys() throws {
+        func parse(_ end: String) throws(ScenarioError) -> Scenario {
+            try Scenario.parse(#"{"recording":1}"# + "\n" + end + "\n", partial: false)
+        }
+        #expect(try parse(#"{"end":"stopped"}"#).steps.isEmpty)
+        #expect(try parse(#"{"end":"sizeLimit","maxBytes":4096}"#).steps.isEmpty)
+        let refused = [
+            (#"{"end":"stopped","x":1}"#, "unknown key 'x'"),
+            (#"{"end":"stopped","maxBytes":4}"#, "unknown key 'maxBytes'"),
+            (#"{"end":"sizeLimit","maxBytes":4,"x":1}"#, "unknown key 'x'"),
+            (#"{"end":"sizeLimit"}"#, "'maxBytes' must be a whole number"),
+            (#"{"end":"sizeLimit","maxBytes":-1}"#, "'maxBytes' must be a whole number"),
+            (#"{"end":"sizeLimit","maxBytes":1.5}"#, "'maxBytes' must be a whole number"),
+            (#"{"end":"sizeLimit","maxBytes":"4"}"#, "'maxBytes' must be a whole number"),
+            (#"{"end":"done"}"#, "an end line is"),
+        ]
+        for (line, problem) in refused {
+            #expect(throws: ScenarioError.self, "\(line)") { try parse(line) }
+            do {
+                _ = try parse(line)
+            } catch {
+                #expect(error.line == 2 && error.description.contains(problem), "\(line): \(error)")
+            }
+        }
+    }
+
     /// Exact decimal instants: the fast text is the text, and the value
     /// beside it is what reading the text gives.
     @Test func instantsPrintExactly() {
