@@ -37,8 +37,12 @@ public final class TestProcess: @unchecked Sendable {
 
     /// The child's PID once `run()` returned; 0 before.
     public private(set) var processIdentifier: pid_t = 0
-    /// The raw `waitpid` status once the child has been reaped.
+    /// The raw `waitpid` status once the child has been reaped, or
+    /// `reapedElsewhere`.
     private let reapedStatus = Mutex<Int32?>(nil)
+    /// Stands for the status of a child that something else in the process
+    /// reaped (`waitpid` said ECHILD): its status is lost.
+    private static let reapedElsewhere = Int32.min
 
     public init() {}
 
@@ -104,14 +108,18 @@ public final class TestProcess: @unchecked Sendable {
             var status: Int32 = 0
             let result = waitpid(processIdentifier, &status, WNOHANG)
             if result == processIdentifier { reaped = status; return false }
+            if result < 0 && errno == ECHILD { reaped = Self.reapedElsewhere; return false }
             return result == 0 || (result < 0 && errno == EINTR)
         }
     }
 
     /// Its exit code, or the number of the signal that ended it (as
-    /// Foundation says it). Read only once `isRunning` is false.
+    /// Foundation says it); -1 when something else reaped it (its status is
+    /// lost: a test then fails on the value, not on a trap that ends every
+    /// test). Read only once `isRunning` is false.
     public var terminationStatus: Int32 {
         guard let status = reapedStatus.withLock({ $0 }) else { preconditionFailure("the process has not ended") }
+        if status == Self.reapedElsewhere { return -1 }
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : signal
     }
