@@ -77,19 +77,22 @@ enum MillionTimers {
     }
 
     /// MainLoop's run: `scheduleTimer(after:)` for each, `run()` until the
-    /// last fired, then the handles released.
+    /// last fired, then the handles released. Every timer gets the same
+    /// handler, as the C loops' timers share one callback function: a
+    /// closure literal in the loop would allocate its context per timer.
     private static func mainLoop() throws -> [Double] {
         let loop = try MainRunLoop()
         let fired = Counter()
         let total = count
+        let handler = {
+            fired.value += 1
+            if fired.value == total { loop.stop() }
+        }
         let start = threadCPUNanoseconds()
         var timers: [LoopTimer] = []
         timers.reserveCapacity(count)
         for index in 0..<count {
-            timers.append(loop.scheduleTimer(after: .milliseconds(1 + index / perMillisecond)) {
-                fired.value += 1
-                if fired.value == total { loop.stop() }
-            })
+            timers.append(loop.scheduleTimer(after: .milliseconds(1 + index / perMillisecond), handler))
         }
         let scheduled = threadCPUNanoseconds()
         try loop.run()
