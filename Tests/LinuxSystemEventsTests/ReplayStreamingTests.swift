@@ -21,13 +21,20 @@ import TestSupport
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, descriptors[1], STDOUT_FILENO)
-        posix_spawn_file_actions_addclose(&actions, descriptors[0])
+        // Nothing else of this process goes to the child: it runs for
+        // seconds, and a pipe end of a test running beside it (not
+        // close-on-exec) would stay open in it meanwhile.
+        #expect(addCloseFrom(&actions, 3) == 0)
+        var sentinel: [Int32] = [0, 0]
+        #expect(pipe(&sentinel) == 0)
+        defer { close(sentinel[0]); close(sentinel[1]) }
         let arguments = [BuiltTool.path, "replay", file]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         #expect(posix_spawn(&pid, BuiltTool.path, &actions, nil, &argv, environ) == 0)
         close(descriptors[1])
+        #expect(try !Self.holds(pid, descriptorOf: sentinel[1]), "the replay kept a descriptor of the test process")
         // VmHWM, the peak RSS of the replay's own memory (wait4's maxrss
         // would include this test process's, inherited through the spawn),
         // read as the output arrives: a replay that kept its lines would
@@ -49,6 +56,15 @@ import TestSupport
         #expect(lines == 1_000_000 + 6, "every line was printed: \(lines)")
         #expect(String(decoding: tail, as: UTF8.self).contains(#""input":"x""#), "the last line is the input")
         #expect(peakKiB > 0 && peakKiB < 100_000, "peak RSS \(peakKiB) KiB: the output was not held in memory")
+    }
+
+    /// Whether process `pid` has open what this process's `descriptor` is
+    /// (the same pipe or file, by its `/proc` link).
+    static func holds(_ pid: pid_t, descriptorOf descriptor: Int32) throws -> Bool {
+        let ours = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
+        let theirs = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+        // A descriptor the child closed between the listing and the read is not held.
+        return theirs.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == ours }
     }
 
     /// VmHWM of a live process in KiB (0 once it is gone).

@@ -163,8 +163,10 @@ public final class TestProcess: @unchecked Sendable {
 
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's
 /// Glibc module does not declare: in the child, closes every descriptor
-/// from `lowest` up.
-func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
+/// from `lowest` up. A child spawned without it keeps every descriptor of
+/// the test process not marked close-on-exec (another test's pipe end,
+/// whose reader then waits for an end of file while the child runs).
+public func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
     closeFromFunction(actions, lowest)
 }
 
