@@ -187,21 +187,22 @@ final class TimerHeap {
     }
 
     private func grow(to needed: Int) {
-        var newCapacity = capacity
-        while newCapacity < needed { newCapacity *= 2 }
-        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-        bigger.moveInitialize(from: storage, count: heapCount)
-        storage.deallocate()
-        storage = bigger
-        capacity = newCapacity
+        storage = Self.enlarged(storage, keeping: heapCount, capacity: &capacity, toHold: needed)
     }
 
     private func growStaged() {
-        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: stagedCapacity * 2)
-        bigger.moveInitialize(from: staged, count: stagedCount)
-        staged.deallocate()
-        staged = bigger
-        stagedCapacity *= 2
+        staged = Self.enlarged(staged, keeping: stagedCount, capacity: &stagedCapacity, toHold: stagedCapacity + 1)
+    }
+
+    /// A buffer of at least `needed` entries (`capacity` doubled until it
+    /// fits) holding `buffer`'s first `count`, which is freed.
+    private static func enlarged(_ buffer: UnsafeMutablePointer<Entry>, keeping count: Int, capacity: inout Int,
+                                 toHold needed: Int) -> UnsafeMutablePointer<Entry> {
+        while capacity < needed { capacity *= 2 }
+        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
+        bigger.moveInitialize(from: buffer, count: count)
+        buffer.deallocate()
+        return bigger
     }
 
     private func growSlots(to needed: Int) {
