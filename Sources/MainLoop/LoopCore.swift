@@ -70,9 +70,16 @@ final class LoopCore: @unchecked Sendable {
     /// Loop thread only.
     @exclusivity(unchecked) var inLibeventLoop = false
 
-    /// The loop's timers, for sources that pause (rate limits). Weak: the
-    /// scheduler holds the core. Set once at init.
-    weak var scheduler: TimerScheduler?
+    /// The loop's timer heap (its scheduler's): a callback's clock reading
+    /// stays below the earliest deadline.
+    let timerHeap = TimerHeap()
+    /// The loop's timers, for sources that pause (rate limits); nil once
+    /// the loop shut down. Strong, and dropped by the scheduler's
+    /// `releaseAll()` (the scheduler holds the core): a weak reference
+    /// would give the scheduler a side table, which sends every retain and
+    /// release of it, one per timer made and freed, down the runtime's slow
+    /// path (the million-timers rows of `compare`).
+    var scheduler: TimerScheduler?
     /// How many times a rate limit paused a source. Loop thread only.
     var rateLimitPauses = 0
     /// The inotify descriptor of each priority's path sources, made on
@@ -197,7 +204,7 @@ final class LoopCore: @unchecked Sendable {
 
     func readClockForCallback() {
         var reading = LoopInstant.monotonicNow().nanoseconds
-        if let earliest = scheduler?.heap.first?.deadline, earliest <= reading { reading = earliest - 1 }
+        if let earliest = timerHeap.first?.deadline, earliest <= reading { reading = earliest - 1 }
         if reading > manualClock.load(ordering: .relaxed) { manualClock.store(reading, ordering: .relaxed) }
     }
 

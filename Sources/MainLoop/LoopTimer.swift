@@ -16,25 +16,30 @@ public final class LoopTimer {
     /// Loop thread only, like every field here, so none pays a dynamic
     /// exclusivity check (the timer schedule+cancel row of `compare`, probe `timer`).
     @exclusivity(unchecked) public internal(set) var deadline: LoopInstant = .zero
-    /// The repeat interval, or nil for a one-shot timer.
-    @exclusivity(unchecked) public private(set) var interval: Duration?
+    /// The repeat interval, to the nanosecond (the clock's resolution), or
+    /// nil for a one-shot timer.
+    public var interval: Duration? { intervalNanoseconds > 0 ? .nanoseconds(intervalNanoseconds) : nil }
+    /// The repeat interval in nanoseconds (at least 1), or 0 for a one-shot
+    /// timer. With the rate limit's window boxed, a timer is 80 bytes of
+    /// heap, not 144 (the million-timers rows of `compare`).
+    @exclusivity(unchecked) private var intervalNanoseconds: Int64 = 0
     /// The slot in the scheduler while scheduled, or -1.
     @exclusivity(unchecked) var slot: Int32 = -1
     /// True while the handler runs, so a repeating timer is re-armed after it.
     @exclusivity(unchecked) private var isFiring = false
     @exclusivity(unchecked) private var cancelledWhileFiring = false
     /// The rate limit's window, if one is set (read on every fire).
-    @exclusivity(unchecked) private var window: RateLimitWindow?
+    @exclusivity(unchecked) private var window: TimerRateLimitWindow?
 
     /// The timer's rate limit, if any.
-    public var rateLimit: RateLimit? { window?.limit }
+    public var rateLimit: RateLimit? { window?.current.limit }
 
     /// Limits fires to `limit` (nil: no limit). A fire past the burst does
     /// not run: the timer is scheduled for the window's end instead, where
     /// it runs once, and a repeating timer goes on from there.
     public func setRateLimit(_ limit: RateLimit?) {
         scheduler.core.preconditionInLoop()
-        window = limit.map(RateLimitWindow.init)
+        window = limit.map { TimerRateLimitWindow(RateLimitWindow($0)) }
     }
 
     init(scheduler: TimerScheduler, handler: @escaping () -> Void) {
@@ -55,10 +60,10 @@ public final class LoopTimer {
     /// below one nanosecond (the clock's resolution) is taken as one.
     public func schedule(at deadline: LoopInstant, repeating interval: Duration? = nil) {
         scheduler.core.preconditionInLoop()
-        let interval = interval.map { max($0, .nanoseconds(1)) }
+        let step = interval.map { max($0.nanosecondsClamped, 1) } ?? 0
         let wasScheduled = isScheduled
         self.deadline = deadline
-        self.interval = interval
+        intervalNanoseconds = step
         cancelledWhileFiring = false
         // A scheduled timer moves: it keeps its slot and the scheduler's
         // reference (a timeout reset by scheduling it again).
@@ -78,18 +83,18 @@ public final class LoopTimer {
 
     /// Called by the loop once the timer has been taken off the heap.
     func fire(now: LoopInstant) {
-        if window != nil, !window!.admits(at: now) {
+        if let window, !window.current.admits(at: now) {
             scheduler.core.rateLimitPauses += 1
-            schedule(at: window!.windowEnd, repeating: interval)
+            schedule(at: window.current.windowEnd, repeating: interval)
             return
         }
         isFiring = true
         cancelledWhileFiring = false
         handler()
         isFiring = false
-        guard let interval, !cancelledWhileFiring, !isScheduled else { return }
+        let step = intervalNanoseconds
+        guard step > 0, !cancelledWhileFiring, !isScheduled else { return }
         // Keep the schedule: the next multiple of the interval after now.
-        let step = interval.nanosecondsClamped
         let current = scheduler.core.now.nanoseconds
         var (next, overflow) = deadline.nanoseconds.addingReportingOverflow(step)
         if !overflow, next <= current {
@@ -102,6 +107,13 @@ public final class LoopTimer {
         deadline = LoopInstant(nanoseconds: next)
         scheduler.schedule(self)
     }
+}
+
+/// A timer's rate-limit window, boxed: most timers have none, and the
+/// window inline would add 48 bytes to each.
+final class TimerRateLimitWindow {
+    var current: RateLimitWindow
+    init(_ window: RateLimitWindow) { current = window }
 }
 
 /// Bound to its loop's thread: to use it from another thread, carry it in a

@@ -39,7 +39,8 @@ private let yieldTrampoline: event_callback_fn = { _, _, context in
 /// `compare`, probe `timer`).
 final class TimerScheduler {
     let core: LoopCore
-    let heap = TimerHeap()
+    /// The core's heap, held here too so the hot paths load it once.
+    let heap: TimerHeap
     /// The scheduled timer of each slot, retained while scheduled (one
     /// explicit retain per schedule, released on cancel or fire), and the
     /// free slots: the scheduler's own memory, so a schedule+cancel does no
@@ -72,6 +73,7 @@ final class TimerScheduler {
 
     init(core: LoopCore) throws(MainLoopError) {
         self.core = core
+        heap = core.timerHeap
         timers = .allocate(capacity: 0)
         freeSlots = .allocate(capacity: 0)
         guard let base = core.base else { throw .shutDown }
@@ -292,7 +294,8 @@ final class TimerScheduler {
         event_active(timerEvent, 0, 0)
     }
 
-    /// Unschedules everything and frees the libevent timer (loop shutdown).
+    /// Unschedules everything, frees the libevent timer and drops the
+    /// core's reference to the scheduler (loop shutdown).
     func releaseAll() {
         for entry in heap.entries {
             guard let timer = timers[Int(entry.slot)] else { continue }
@@ -310,5 +313,6 @@ final class TimerScheduler {
         if let yieldEvent { event_free(yieldEvent) }
         timerEvent = nil
         yieldEvent = nil
+        if core.scheduler === self { core.scheduler = nil }
     }
 }
