@@ -49,18 +49,18 @@ final class TimerHeap {
 
     init() {
         capacity = 64
-        storage = .allocate(capacity: capacity)
+        storage = PlainBuffer.allocate(Entry.self, capacity: capacity)
         stagedCapacity = 64
-        staged = .allocate(capacity: stagedCapacity)
+        staged = PlainBuffer.allocate(Entry.self, capacity: stagedCapacity)
         slotCapacity = 64
-        positions = .allocate(capacity: slotCapacity)
+        positions = PlainBuffer.allocate(Int32.self, capacity: slotCapacity)
         positions.initialize(repeating: -1, count: slotCapacity)
     }
 
     deinit {
-        storage.deallocate()
-        staged.deallocate()
-        positions.deallocate()
+        PlainBuffer.free(storage)
+        PlainBuffer.free(staged)
+        PlainBuffer.free(positions)
     }
 
     /// How many entries there are.
@@ -187,32 +187,26 @@ final class TimerHeap {
     }
 
     private func grow(to needed: Int) {
-        storage = Self.enlarged(storage, keeping: heapCount, capacity: &capacity, toHold: needed)
+        storage = Self.enlarged(storage, capacity: &capacity, toHold: needed)
     }
 
     private func growStaged() {
-        staged = Self.enlarged(staged, keeping: stagedCount, capacity: &stagedCapacity, toHold: stagedCapacity + 1)
+        staged = Self.enlarged(staged, capacity: &stagedCapacity, toHold: stagedCapacity + 1)
     }
 
-    /// A buffer of at least `needed` entries (`capacity` doubled until it
-    /// fits) holding `buffer`'s first `count`, which is freed.
-    private static func enlarged(_ buffer: UnsafeMutablePointer<Entry>, keeping count: Int, capacity: inout Int,
+    /// `buffer` grown to at least `needed` entries (`capacity` doubled
+    /// until it fits), its entries kept.
+    private static func enlarged(_ buffer: UnsafeMutablePointer<Entry>, capacity: inout Int,
                                  toHold needed: Int) -> UnsafeMutablePointer<Entry> {
         while capacity < needed { capacity *= 2 }
-        let bigger = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
-        bigger.moveInitialize(from: buffer, count: count)
-        buffer.deallocate()
-        return bigger
+        return PlainBuffer.resized(buffer, to: capacity)
     }
 
     private func growSlots(to needed: Int) {
         var newCapacity = slotCapacity
         while newCapacity < needed { newCapacity *= 2 }
-        let bigger = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-        bigger.moveInitialize(from: positions, count: slotCapacity)
-        (bigger + slotCapacity).initialize(repeating: -1, count: newCapacity - slotCapacity)
-        positions.deallocate()
-        positions = bigger
+        positions = PlainBuffer.resized(positions, to: newCapacity)
+        (positions + slotCapacity).initialize(repeating: -1, count: newCapacity - slotCapacity)
         slotCapacity = newCapacity
     }
 }

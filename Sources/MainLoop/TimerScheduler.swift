@@ -74,8 +74,8 @@ final class TimerScheduler {
     init(core: LoopCore) throws(MainLoopError) {
         self.core = core
         heap = core.timerHeap
-        timers = .allocate(capacity: 0)
-        freeSlots = .allocate(capacity: 0)
+        timers = PlainBuffer.allocate(Unmanaged<LoopTimer>?.self, capacity: 0)
+        freeSlots = PlainBuffer.allocate(Int32.self, capacity: 0)
         guard let base = core.base else { throw .shutDown }
         timerFD = CLinux_monotonic_timerfd()
         guard timerFD >= 0 else { throw systemError("timerfd_create") }
@@ -102,8 +102,8 @@ final class TimerScheduler {
 
     deinit {
         releaseAll()
-        timers.deallocate()
-        freeSlots.deallocate()
+        PlainBuffer.free(timers)
+        PlainBuffer.free(freeSlots)
     }
 
     /// The timerfd expired (or the manual clock activated it).
@@ -174,20 +174,14 @@ final class TimerScheduler {
     /// Doubles the slot table; every new slot goes on the free list.
     private func addSlots() {
         let newCapacity = max(64, slotCapacity * 2)
-        let biggerTimers = UnsafeMutablePointer<Unmanaged<LoopTimer>?>.allocate(capacity: newCapacity)
-        biggerTimers.moveInitialize(from: timers, count: slotCapacity)
-        (biggerTimers + slotCapacity).initialize(repeating: nil, count: newCapacity - slotCapacity)
-        timers.deallocate()
-        timers = biggerTimers
-        let biggerFree = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-        biggerFree.moveInitialize(from: freeSlots, count: freeCount)
+        timers = PlainBuffer.resized(timers, to: newCapacity)
+        (timers + slotCapacity).initialize(repeating: nil, count: newCapacity - slotCapacity)
+        freeSlots = PlainBuffer.resized(freeSlots, to: newCapacity)
         // Highest first, so slots are handed out from 0 up.
         for slot in (slotCapacity..<newCapacity).reversed() {
-            (biggerFree + freeCount).initialize(to: Int32(slot))
+            (freeSlots + freeCount).initialize(to: Int32(slot))
             freeCount += 1
         }
-        freeSlots.deallocate()
-        freeSlots = biggerFree
         slotCapacity = newCapacity
     }
 
