@@ -76,8 +76,11 @@ enum MillionTimers {
         return phases
     }
 
-    /// MainLoop's run: `scheduleTimer(after:)` for each, `run()` until the
-    /// last fired, then the handles released. Every timer gets the same
+    /// MainLoop's run: a timer made and scheduled at an instant for each,
+    /// `run()` until the last fired, then the handles released. The
+    /// instants count from one clock reading, as libuv's timers count from
+    /// its cached loop time (`scheduleTimer(after:)` reads the clock for
+    /// each: the timer schedule+cancel row). Every timer gets the same
     /// handler, as the C loops' timers share one callback function: a
     /// closure literal in the loop would allocate its context per timer.
     private static func mainLoop() throws -> [Double] {
@@ -91,8 +94,11 @@ enum MillionTimers {
         let start = threadCPUNanoseconds()
         var timers: [LoopTimer] = []
         timers.reserveCapacity(count)
+        let origin = loop.now
         for index in 0..<count {
-            timers.append(loop.scheduleTimer(after: .milliseconds(1 + index / perMillisecond), handler))
+            let timer = loop.makeTimer(handler)
+            timer.schedule(at: origin + .milliseconds(1 + index / perMillisecond))
+            timers.append(timer)
         }
         let scheduled = threadCPUNanoseconds()
         try loop.run()
