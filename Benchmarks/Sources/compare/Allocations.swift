@@ -23,6 +23,9 @@ enum Allocations {
         let fd1 = LoopSourceContenders.fdOperation(ready: 1), fd100 = LoopSourceContenders.fdOperation(ready: 100)
         return [
             Row(name: "MainLoop \(timer)") { _ = try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: $0) },
+            Row(name: "MainLoop \(timer), per-callback clock") {
+                _ = try MainLoopContenders.timerScheduleCancel(pending: 10_000, operations: $0, clockReading: .perCallback)
+            },
             Row(name: "raw libevent \(timer)") { _ = raw_libevent_timer_add_del_ns(10_000, $0) },
             Row(name: "libuv \(timer)") { _ = peers_uv_timer_schedule_cancel_ns(10_000, $0) },
             Row(name: "GLib \(timer)") { _ = peers_glib_timer_schedule_cancel_ns(10_000, $0) },

@@ -128,8 +128,8 @@ enum MainLoopContenders {
 extension MainLoopContenders {
     /// Timer schedule + cancel of one timer with `pending` others waiting
     /// (1 to 1000 s out), like the raw libevent row.
-    static func timerScheduleCancel(pending: Int, operations: Int) throws -> Double {
-        let loop = try MainRunLoop()
+    static func timerScheduleCancel(pending: Int, operations: Int, clockReading: ClockReading = .continuous) throws -> Double {
+        let loop = try MainRunLoop(clockReading: clockReading)
         var seed: UInt32 = 12345
         let waiting = (0..<pending).map { _ in
             seed = seed &* 1_103_515_245 &+ 12345
