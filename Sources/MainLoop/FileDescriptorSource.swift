@@ -71,6 +71,26 @@ public final class FileDescriptorSource: LoopRegistered {
         try register()
     }
 
+    /// Registers the descriptor with the kernel again, for a number that
+    /// may name another file than when it was watched. Closing a file drops
+    /// its epoll registration, and a file opened since under the same number
+    /// (the kernel hands out the lowest free one) is not watched until this
+    /// call; for the file watched all along it changes nothing, and no
+    /// readiness is lost (the kernel reports what is ready when a
+    /// descriptor is registered). Two system calls. A parked or paused
+    /// source is left as is: it registers when it watches again.
+    /// - Throws: ``MainLoopError/sourceRemoved`` once removed;
+    ///   ``MainLoopError/system(operation:errno:)`` when the kernel refuses
+    ///   the descriptor (it is closed): the source then watches nothing
+    ///   until another `reregister()` succeeds.
+    public func reregister() throws(MainLoopError) {
+        core.preconditionInLoop()
+        guard !isRemoved else { throw .sourceRemoved }
+        guard let event, !limiter.isPaused else { return }
+        event_del(event)
+        if CLibevent_add(event) != 0 { throw systemError("event_add for fd \(fileDescriptor)") }
+    }
+
     /// Limits dispatches to `limit` (nil: no limit, and a paused source
     /// resumes at once). While paused, the descriptor is not watched; it
     /// stays ready, so its readiness is delivered when the window ends.

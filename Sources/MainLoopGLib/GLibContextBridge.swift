@@ -59,6 +59,10 @@ public final class GLibContextBridge {
     /// A watched descriptor fired since the query: its readiness is read
     /// with a `poll` of timeout zero before the check.
     private var descriptorFired = false
+    /// A watched descriptor fired since the watches were last brought in
+    /// line: the next query's unchanged watches are registered again (see
+    /// ``watchQueriedDescriptors()``).
+    private var watchesMayBeStale = false
     /// An iteration is posted to the loop (GLib had work ready at prepare).
     private var iterationPosted = false
     /// A descriptor GLib asked for could not be watched (epoll refuses
@@ -201,9 +205,25 @@ public final class GLibContextBridge {
     /// GLib's descriptors rarely change between iterations: when the query
     /// asked for what the last one did, nothing is rebuilt (the `GLib
     /// timeout` rows of `compare`).
+    ///
+    /// But a query names descriptors by number only, and a number can come
+    /// back as another file (a callback removes its watch, closes its
+    /// socket and accepts a new one, which gets the number just closed):
+    /// the kernel dropped the loop's registration with the old file, so the
+    /// new one would never wake the loop. GLib adds and removes a watch
+    /// only through its poll records, and every such change signals its
+    /// wake-up descriptor, which the loop watches. So after a watched
+    /// descriptor fired, every watch kept is registered again
+    /// (``FileDescriptorSource/reregister()``); an iteration that no
+    /// descriptor started follows no change the wake-up has not reported.
     private func watchQueriedDescriptors() {
+        let reregistering = watchesMayBeStale
+        watchesMayBeStale = false
         if queriedCount == watchedQuery.count, !pollsEveryPass,
            zip(pollDescriptors, watchedQuery).allSatisfy({ $0.fd == $1.fd && $0.events == $1.events }) {
+            if reregistering {
+                for descriptor in watches.keys { reregister(descriptor) }
+            }
             return
         }
         watchedQuery = Array(pollDescriptors.prefix(queriedCount))
@@ -226,6 +246,8 @@ public final class GLibContextBridge {
                     } catch {
                         unwatch(descriptor)
                     }
+                } else if reregistering {
+                    reregister(descriptor)
                 }
                 continue
             }
@@ -233,6 +255,7 @@ public final class GLibContextBridge {
                 let source = try loop.addFileDescriptor(descriptor, interest: interest, priority: priority, owner: self) {
                     bridge, _ in
                     bridge.descriptorFired = true
+                    bridge.watchesMayBeStale = true
                     bridge.iterate()
                 }
                 watches[descriptor] = (interest, source)
@@ -243,6 +266,19 @@ public final class GLibContextBridge {
                 descriptorFired = true
                 pollsEveryPass = true
             }
+        }
+    }
+
+    /// Registers a kept watch again; one the kernel refuses (its number is
+    /// closed now) is dropped, and GLib's check sees it through the poll.
+    private func reregister(_ descriptor: Int32) {
+        guard let watch = watches[descriptor] else { return }
+        do {
+            try watch.source.reregister()
+        } catch {
+            unwatch(descriptor)
+            descriptorFired = true
+            pollsEveryPass = true
         }
     }
 
