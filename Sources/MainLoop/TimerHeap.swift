@@ -194,19 +194,17 @@ final class TimerHeap {
         staged = Self.enlarged(staged, capacity: &stagedCapacity, toHold: stagedCapacity + 1)
     }
 
-    /// `buffer` grown to at least `needed` entries (`capacity` doubled
-    /// until it fits), its entries kept.
-    private static func enlarged(_ buffer: UnsafeMutablePointer<Entry>, capacity: inout Int,
-                                 toHold needed: Int) -> UnsafeMutablePointer<Entry> {
+    /// `buffer` grown to at least `needed` values (`capacity` doubled
+    /// until it fits), its values kept.
+    private static func enlarged<Value>(_ buffer: UnsafeMutablePointer<Value>, capacity: inout Int,
+                                        toHold needed: Int) -> UnsafeMutablePointer<Value> {
         while capacity < needed { capacity *= 2 }
         return PlainBuffer.resized(buffer, to: capacity)
     }
 
     private func growSlots(to needed: Int) {
-        var newCapacity = slotCapacity
-        while newCapacity < needed { newCapacity *= 2 }
-        positions = PlainBuffer.resized(positions, to: newCapacity)
-        (positions + slotCapacity).initialize(repeating: -1, count: newCapacity - slotCapacity)
-        slotCapacity = newCapacity
+        let oldCapacity = slotCapacity
+        positions = Self.enlarged(positions, capacity: &slotCapacity, toHold: needed)
+        (positions + oldCapacity).initialize(repeating: -1, count: slotCapacity - oldCapacity)
     }
 }
