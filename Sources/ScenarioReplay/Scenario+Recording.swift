@@ -67,7 +67,7 @@ extension Scenario {
                 if let extra = line.orderedKeys.first(where: { !keys.contains($0) }) {
                     throw fail(number, "unknown key '\(extra)': \(shape)")
                 }
-                if keys.count == 2 {
+                if end.stringValue == "sizeLimit" {
                     guard let bound = line["maxBytes"]?.numberValue, bound == bound.rounded(), bound >= 0 else {
                         throw fail(number, "'maxBytes' must be a whole number of bytes: \(shape)")
                     }
