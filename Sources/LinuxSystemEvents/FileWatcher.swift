@@ -45,8 +45,10 @@ public final class FileWatcher {
     private var directories: [Directory] = []
     private var nextID = 0
 
-    /// How many 16 KiB reads of events one turn makes at most.
-    static let readsPerTurn = 64
+    /// At most 1 MiB of events a turn (64 reads of 16 KiB): processes that
+    /// keep changing files in a watched directory cannot keep the loop
+    /// here; the rest is read in the next turn.
+    private var reader = InotifyRecordReader(readsPerTurn: 64)
 
     /// What counts as a change of a file in a watched directory.
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
@@ -145,34 +147,18 @@ public final class FileWatcher {
     }
 
     private func readEvents() {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         // Only watched files are kept (at most one entry per watched file,
         // whatever else changes in their directories).
         var changed: [WatchedFile] = []
         var overflowed = false
-        // At most 1 MiB of events per turn: processes that keep changing
-        // files in a watched directory cannot keep the loop here; what is
-        // left is read in the next turn (the descriptor is still readable).
-        for _ in 0..<Self.readsPerTurn {
-            let count = read(inotifyFD, &buffer, buffer.count)
-            guard count > 0 else { break }
-            var offset = 0
-            // struct inotify_event { int wd; uint32 mask, cookie, len; char name[len]; }
-            while offset + 16 <= count {
-                let (descriptor, mask, nameLength) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                offset += 16 + nameLength
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    overflowed = true
-                    continue
-                }
-                let nameBytes = buffer[(offset - nameLength)..<min(count, offset)].prefix { $0 != 0 }
-                let file = WatchedFile(descriptor: descriptor, name: String(decoding: nameBytes, as: UTF8.self))
-                guard isWatched(file), !changed.contains(file) else { continue }
-                changed.append(file)
+        reader.readQueued(from: inotifyFD) { record in
+            if record.isQueueOverflow {
+                overflowed = true
+                return
             }
+            let file = WatchedFile(descriptor: record.watchDescriptor, name: record.name)
+            guard isWatched(file), !changed.contains(file) else { return }
+            changed.append(file)
         }
         // A snapshot: handlers may watch or unwatch while they run.
         let registered = handlers

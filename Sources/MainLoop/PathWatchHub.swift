@@ -15,7 +15,9 @@ final class PathWatchHub: LoopRegistered {
     private var readable: FileDescriptorSource?
     /// The sources using each watch descriptor.
     private var watchers: [Int32: [PathSource]] = [:]
-    private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// A process that keeps changing watched directories cannot keep the
+    /// loop here: the rest is read in the next turn.
+    private var reader = InotifyRecordReader(readsPerTurn: 16)
     /// The sources a batch touched, kept between batches (no allocation
     /// per batch in steady state).
     private var touched: [PathSource] = []
@@ -24,11 +26,6 @@ final class PathWatchHub: LoopRegistered {
     /// removal (the sources then find their way again).
     static let mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_MODIFY
                              | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
-    /// How many 16 KiB reads one turn makes at most: a process that keeps
-    /// changing watched directories cannot keep the loop here; the rest is
-    /// read in the next turn (the descriptor stays readable).
-    static let readsPerTurn = 16
-
     init(core: LoopCore, priority: LoopPriority) throws(MainLoopError) {
         self.core = core
         self.priority = priority
@@ -67,29 +64,16 @@ final class PathWatchHub: LoopRegistered {
     private func readEvents() {
         touched.removeAll(keepingCapacity: true)
         var overflowed = false
-        for _ in 0..<Self.readsPerTurn {
-            let count = buffer.withUnsafeMutableBytes { read(inotifyFD, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            var offset = 0
-            // struct inotify_event { int wd; uint32 mask, cookie, len; char name[len]; }
-            while offset + 16 <= count {
-                let (descriptor, mask, nameLength) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let name = String(decoding: buffer[(offset + 16)..<min(count, offset + 16 + nameLength)].prefix { $0 != 0 },
-                                  as: UTF8.self)
-                offset += 16 + nameLength
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    overflowed = true
-                    continue
-                }
-                guard let users = watchers[descriptor] else { continue }
-                if mask & UInt32(IN_IGNORED) != 0 { watchers[descriptor] = nil }
-                for source in users {
-                    source.received(mask: mask, name: name, on: descriptor)
-                    if !touched.contains(where: { $0 === source }) { touched.append(source) }
-                }
+        reader.readQueued(from: inotifyFD) { record in
+            if record.isQueueOverflow {
+                overflowed = true
+                return
+            }
+            guard let users = watchers[record.watchDescriptor] else { return }
+            if record.mask & UInt32(IN_IGNORED) != 0 { watchers[record.watchDescriptor] = nil }
+            for source in users {
+                source.received(mask: record.mask, name: record.name, on: record.watchDescriptor)
+                if !touched.contains(where: { $0 === source }) { touched.append(source) }
             }
         }
         if overflowed {
