@@ -91,11 +91,14 @@ public final class SessionRecorder {
     ///   - interpreter: the interpreter that carries out the app's requests,
     ///     when there is one: its app actions and rejected commands are recorded too.
     ///   - expirationHandlerEndsTask: the recorded app's choice (the scenario's config key).
-    ///   - maxBytes: the size limit (at least 4 KiB).
+    ///   - maxBytes: the size limit: at least 4 KiB (a smaller one is taken
+    ///     as 4 KiB), at most ``ScenarioFile/maxFileBytes``, the largest
+    ///     recording a replay reads.
     ///   - onProblem: told once, on the loop thread, when recording stops early or reaches its limit.
     /// - Throws: ``RecordingError`` when the file cannot be made, the loop does
-    ///   not read its clock per callback, or the configuration has a setting a
-    ///   scenario cannot state.
+    ///   not read its clock per callback, `maxBytes` is above what a replay
+    ///   reads, or the configuration has a setting a scenario cannot state
+    ///   (no file is made then).
     public init(application: Application, interpreter: RequestInterpreter? = nil, path: String,
                 origin: LoopInstant? = nil,
                 expirationHandlerEndsTask: Bool = true, maxBytes: Int = SessionRecorder.defaultMaxBytes,
@@ -104,6 +107,12 @@ public final class SessionRecorder {
         guard application.loop.clockReading == .perCallback else {
             throw RecordingError("the loop must read its clock per callback (MainRunLoop(clockReading: .perCallback)) "
                                  + "for the replay to give the live instants")
+        }
+        // A recording replay would refuse to read is refused now, before
+        // the session it would hold is lost.
+        guard maxBytes <= ScenarioFile.maxFileBytes else {
+            throw RecordingError("a recording's size limit must be at most \(ScenarioFile.maxFileBytes) bytes "
+                                 + "(the largest file a replay reads), not \(maxBytes)")
         }
         self.application = application
         loop = application.loop

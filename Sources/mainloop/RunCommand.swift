@@ -42,7 +42,8 @@ struct RunCommand {
             .value("record", "file", "Record the session into FILE (a recording `mainloop replay` replays): every input, "
                    + "each at its instant. Observations then carry `at` as seconds since the start on the loop's clock, "
                    + "and no `time`, so the replay prints them exactly."),
-            .value("record-limit", "bytes", "The largest recording, in bytes; at it the recording says so and stops.",
+            .value("record-limit", "bytes", "The largest recording, in bytes (4096 to 256 MiB, the largest "
+                   + "file replay reads); at it the recording says so and stops.",
                    default: "\(64 << 20)"),
         ]
     )
@@ -92,7 +93,11 @@ struct RunCommand {
         configFile = arguments.string("config")
         recordFile = arguments.string("record")
         recordLimit = try arguments.int("record-limit")
-        guard recordLimit >= 4096 else { throw UsageError("--record-limit must be at least 4096 bytes, not \(recordLimit)") }
+        // At most what `mainloop replay` reads: a longer recording could not be replayed.
+        guard recordLimit >= 4096 && recordLimit <= ScenarioFile.maxFileBytes else {
+            throw UsageError("--record-limit must be between 4096 and \(ScenarioFile.maxFileBytes) bytes (the largest "
+                             + "recording mainloop replay reads), not \(recordLimit)")
+        }
         guard metricsInterval >= 0.1 && metricsInterval <= 86_400 else {
             throw UsageError("--metrics-interval must be between 0.1 and 86400 seconds, not \(metricsInterval)")
         }

@@ -92,6 +92,7 @@ import TestSupport
         (["demo", "--pace", "fast"], "--pace expects an integer, not 'fast'"),
         (["run", "--hang-threshold", "soon"], "--hang-threshold expects a number, not 'soon'"),
         (["run", "--background=yes"], "--background takes no value"),
+        (["run", "--record-limit", "268435457"], "--record-limit must be between 4096 and 268435456 bytes"),
         (["run", "extra"], "unexpected argument 'extra'"),
         (["launch"], "unknown subcommand 'launch'"),
         ([], "missing subcommand"),

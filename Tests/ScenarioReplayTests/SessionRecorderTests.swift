@@ -89,6 +89,24 @@ import TestSupport
         #expect(scenario.steps.count > 10 && scenario.steps.count < 500)
     }
 
+    /// A size limit above the largest file a replay reads would make a
+    /// recording no replay can read: refused, and no file is made. The
+    /// largest allowed is taken.
+    @Test func aSizeLimitAboveWhatAReplayReadsIsRefused() throws {
+        let loop = try MainRunLoop(clockReading: .perCallback)
+        let application = try Application(loop: loop)
+        let path = Self.temporaryPath("too-large.jsonl")
+        #expect {
+            try SessionRecorder(application: application, path: path, maxBytes: ScenarioFile.maxFileBytes + 1) { _ in }
+        } throws: { error in
+            "\(error)".contains("at most \(ScenarioFile.maxFileBytes) bytes")
+        }
+        #expect(access(path, F_OK) != 0, "no recording was started")
+        let largest = try SessionRecorder(application: application, path: path, maxBytes: ScenarioFile.maxFileBytes) { _ in }
+        #expect(largest.isRecording)
+        largest.stop()
+    }
+
     /// A FIFO (or anything but a regular file) is refused, and so is a
     /// loop whose clock a replay could not reproduce.
     @Test func aFIFOAndAContinuousClockAreRefused() throws {
