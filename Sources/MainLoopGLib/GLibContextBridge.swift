@@ -260,26 +260,30 @@ public final class GLibContextBridge {
                 }
                 watches[descriptor] = (interest, source)
             } catch {
-                // A descriptor epoll refuses (a regular file, one already
-                // closed): GLib's check sees it through the poll before
-                // every check.
-                descriptorFired = true
-                pollsEveryPass = true
+                pollEveryPassInstead()
             }
         }
     }
 
     /// Registers a kept watch again; one the kernel refuses (its number is
-    /// closed now) is dropped, and GLib's check sees it through the poll.
+    /// closed now) is dropped, and polled instead.
     private func reregister(_ descriptor: Int32) {
         guard let watch = watches[descriptor] else { return }
         do {
             try watch.source.reregister()
         } catch {
             unwatch(descriptor)
-            descriptorFired = true
-            pollsEveryPass = true
+            pollEveryPassInstead()
         }
+    }
+
+    /// For a descriptor the loop cannot watch (epoll refuses a regular
+    /// file, and one already closed): GLib's check sees it through the
+    /// `poll` before every check instead, where GLib's own loop would find
+    /// it ready at once.
+    private func pollEveryPassInstead() {
+        descriptorFired = true
+        pollsEveryPass = true
     }
 
     private func unwatch(_ descriptor: Int32) {
